@@ -1,0 +1,25 @@
+"""The exceptions the package raises, and what each means to a user."""
+
+
+class RooflineError(Exception):
+    """Base class of every error roofline raises on purpose."""
+
+    exit_code = 1
+
+
+class BadInput(RooflineError, ValueError):
+    """The user gave something unusable (a flag, an environment variable, a file): exit 2."""
+
+    exit_code = 2
+
+
+class KernelMismatch(RooflineError, AssertionError):
+    """A kernel's output disagreed with the float64 reference: no figure may be reported."""
+
+    exit_code = 1
+
+
+class BackendUnavailable(RooflineError, NotImplementedError):
+    """An optional backend (torch, CUDA, a dtype) is missing here; benchmarks skip on it."""
+
+    exit_code = 2

@@ -1,0 +1,64 @@
+"""Measure one decode step: time per call, GFLOP/s, effective GB/s and the spread."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass
+
+from .kernels import DecodeStep, Regime, decode_step
+from .timing import Timing, time_calls
+
+
+@dataclass(frozen=True)
+class DecodeMeasurement:
+    """One decode step measured: medians over timed samples, plus what was measured."""
+
+    n: int
+    batch: int
+    dtype: str
+    regime: str
+    seconds: float
+    gflops: float
+    gbps: float
+    spread: float
+    single_call_seconds: float
+    samples: int
+    calls_per_sample: int
+    pool_bytes: int
+    llc_bytes: int
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def measure_step(step: DecodeStep, repeats: int = 7, warmup: int = 2) -> DecodeMeasurement:
+    """Time an already validated step (see :func:`roofline.kernels.decode_step`)."""
+    t: Timing = time_calls(step, repeats=repeats, warmup=warmup)
+    m = DecodeMeasurement(
+        n=step.n,
+        batch=step.batch,
+        dtype=step.dtype,
+        regime=step.regime,
+        seconds=t.median,
+        gflops=step.flops / t.median / 1e9,
+        gbps=step.bytes_moved / t.median / 1e9,
+        spread=t.spread,
+        single_call_seconds=t.single_call,
+        samples=len(t.per_call),
+        calls_per_sample=t.number,
+        pool_bytes=step.pool_bytes,
+        llc_bytes=step.llc_bytes,
+    )
+    if t.noisy:
+        print(
+            f"roofline: noisy timing for n={m.n} batch={m.batch}: spread {m.spread:.2f} (> 1.15)",
+            file=sys.stderr,
+        )
+    return m
+
+
+def measure_decode(
+    n: int, batch: int, dtype: str = "float32", regime: Regime = "dram", repeats: int = 7
+) -> DecodeMeasurement:
+    """Build, validate and time a decode step in one call."""
+    return measure_step(decode_step(n, batch, dtype, regime), repeats=repeats)

@@ -1,0 +1,151 @@
+"""Facts about this machine: caches, cores, memory, BLAS and its threads."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+from pathlib import Path
+
+from .errors import BadInput
+
+#: Used when the OS does not say how large the last-level cache is: larger than any CPU's LLC
+#: shipping today, so that a pool sized from it still escapes the cache.
+FALLBACK_LLC_BYTES = 512 * 2**20
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)i?B?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def parse_size(text: str) -> int:
+    """'491520K', '32M', '1G' or '65536' → bytes; BadInput otherwise."""
+    m = _SIZE.match(text)
+    if not m or int(m.group(1)) <= 0:
+        raise BadInput(f"not a size: {text!r} (use e.g. 32M, 491520K or a byte count)")
+    return int(m.group(1)) * _UNITS[m.group(2).upper()]
+
+
+def llc_bytes(sysfs: str | os.PathLike = "/sys/devices/system/cpu/cpu0/cache") -> tuple[int, str]:
+    """Size of the last-level cache and where the figure came from.
+
+    ``ROOFLINE_LLC_BYTES`` overrides; then Linux sysfs (highest level, unified or data);
+    then macOS ``sysctl``; else :data:`FALLBACK_LLC_BYTES`.
+    """
+    override = os.environ.get("ROOFLINE_LLC_BYTES")
+    if override is not None:
+        try:
+            return parse_size(override), "ROOFLINE_LLC_BYTES"
+        except BadInput as exc:
+            raise BadInput(f"ROOFLINE_LLC_BYTES: {exc}") from None
+    best: tuple[int, int] | None = None
+    for index in sorted(Path(sysfs).glob("index*")):
+        try:
+            level = int((index / "level").read_text())
+            kind = (index / "type").read_text().strip()
+            size = parse_size((index / "size").read_text())
+        except (OSError, ValueError, BadInput):
+            continue
+        if kind in ("Unified", "Data") and (best is None or level > best[0]):
+            best = (level, size)
+    if best is not None:
+        return best[1], f"{sysfs} (L{best[0]})"
+    if platform.system() == "Darwin":
+        import subprocess
+
+        for key in ("hw.l3cachesize", "hw.l2cachesize"):
+            try:
+                out = subprocess.run(["sysctl", "-n", key], capture_output=True, text=True, timeout=5).stdout
+                if out.strip().isdigit() and int(out) > 0:
+                    return int(out), f"sysctl {key}"
+            except (OSError, subprocess.SubprocessError):
+                pass
+    return FALLBACK_LLC_BYTES, "fallback (the OS did not say)"
+
+
+def cpu_count() -> int:
+    """Cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def available_memory_bytes() -> int | None:
+    """Memory available to new allocations (Linux MemAvailable), None when unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def total_memory_bytes() -> int | None:
+    """Physical memory, None when unknown."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def cpu_model() -> str:
+    """The processor's marketing name where the OS gives it."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def blas_info() -> list[dict[str, object]]:
+    """The BLAS libraries numpy loaded, with their thread counts (threadpoolctl)."""
+    import numpy  # noqa: F401  (loads the BLAS so threadpoolctl can see it)
+    from threadpoolctl import threadpool_info
+
+    return [
+        {k: info.get(k) for k in ("internal_api", "version", "num_threads", "architecture", "threading_layer")}
+        for info in threadpool_info()
+        if info.get("user_api") == "blas"
+    ]
+
+
+def blas_summary() -> str:
+    """One line such as 'openblas 0.3.31 (SkylakeX), 2 threads'."""
+    libs = blas_info()
+    if not libs:
+        return "no BLAS found by threadpoolctl"
+    parts = []
+    for lib in libs:
+        arch = f" ({lib['architecture']})" if lib.get("architecture") else ""
+        parts.append(f"{lib['internal_api']} {lib['version']}{arch}, {lib['num_threads']} threads")
+    return "; ".join(parts)
+
+
+def blas_threads() -> int | None:
+    """Threads of the first BLAS numpy uses, None when unknown."""
+    libs = blas_info()
+    return int(libs[0]["num_threads"]) if libs and libs[0].get("num_threads") else None
+
+
+def host_facts() -> dict[str, object]:
+    """Everything above as one JSON-ready dict, for reports and asv machine keys."""
+    llc, llc_source = llc_bytes()
+    return {
+        "host": platform.node(),
+        "cpu": cpu_model(),
+        "arch": platform.machine(),
+        "os": f"{platform.system()} {platform.release()}",
+        "num_cpu": cpu_count(),
+        "ram_bytes": total_memory_bytes(),
+        "llc_bytes": llc,
+        "llc_source": llc_source,
+        "blas": blas_summary(),
+        "blas_threads": blas_threads(),
+        "python": platform.python_version(),
+    }
