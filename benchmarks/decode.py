@@ -1,13 +1,11 @@
 """Decode-step benchmarks: y = W·X over n × batch, in DRAM and cache-resident regimes.
 
-Thin by design: parameters here, everything else in :mod:`roofline`. Each track measures
-in its own process (warm-up, then the median of timed samples); the ``time_`` twin lets
-asv's own regression view, which reads lower as better, watch the same kernel.
+Thin by design: parameters here, everything else in :mod:`roofline.suite`. Each track measures
+in its own process (warm-up, then the median of timed samples); the ``time_`` twin lets asv's
+own regression view, which reads lower as better, watch the same kernel.
 """
 
-from roofline import params
-from roofline.kernels import decode_step
-from roofline.measure import measure_step
+from roofline import params, suite
 
 
 class DecodeDRAM:
@@ -23,15 +21,15 @@ class DecodeDRAM:
     warmup_time = 0.05
 
     def setup(self, n, batch):
-        self.step = decode_step(n, batch, regime=self.regime)
+        self.step = suite.decode_setup(n, batch, self.regime)
 
     def track_gflops(self, n, batch):
-        return float(measure_step(self.step).gflops)
+        return suite.decode_gflops(self.step)
 
     track_gflops.unit = "GFLOP/s"
 
     def track_bandwidth(self, n, batch):
-        return float(measure_step(self.step).gbps)
+        return suite.decode_gbps(self.step)
 
     track_bandwidth.unit = "GB/s"
 
@@ -40,7 +38,26 @@ class DecodeDRAM:
 
 
 class DecodeCacheResident(DecodeDRAM):
-    """One weight matrix, as in the lab: it stays in the cache, so this is NOT a DRAM figure."""
+    """CACHE-RESIDENT: one weight matrix, as in the lab. Not a DRAM figure; skipped when it won't fit."""
 
     params = (list(params.cache_sizes()), list(params.batches()))
     regime = "cache"
+
+
+class DecodeRooflineFraction:
+    """Fraction of the attainable roofline reached in the DRAM regime, against ceilings measured this run."""
+
+    params = DecodeDRAM.params
+    param_names = DecodeDRAM.param_names
+    timeout = 600
+
+    def setup_cache(self):
+        return suite.suite_ceilings()
+
+    def setup(self, ceilings, n, batch):
+        self.step = suite.decode_setup(n, batch, "dram")
+
+    def track_roofline_fraction(self, ceilings, n, batch):
+        return suite.decode_roofline_fraction(self.step, ceilings)
+
+    track_roofline_fraction.unit = "fraction of roof"

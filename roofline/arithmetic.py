@@ -59,7 +59,7 @@ def attainable_flops(hw: Hardware, intensity: float, dtype: str = "bf16") -> flo
 
 
 def bound_at(hw: Hardware, batch: float, bytes_per_param: float = 2, dtype: str = "bf16") -> Bound:
-    """"bandwidth" below the ridge, "compute" at or above it."""
+    """ "bandwidth" below the ridge, "compute" at or above it."""
     ai = arithmetic_intensity(batch, bytes_per_param)
     return "bandwidth" if ai < ridge_point(hw, dtype) else "compute"
 

@@ -113,9 +113,93 @@ def _run_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_measure_flags(p: argparse.ArgumentParser) -> None:
+    from . import params
+    from .crossover import SWEEP_BATCHES, SWEEP_N
+
+    p.add_argument("--results", type=Path, help="build from an asv results folder instead of measuring")
+    p.add_argument("--machine", help="with --results: the machine to report (default: the only one, or the newest)")
+    p.add_argument("--n", type=int_list, help=f"DRAM decode sizes (default {','.join(map(str, params.sizes()))})")
+    p.add_argument("--batch", type=int_list, help=f"batches (default {','.join(map(str, params.batches()))})")
+    p.add_argument(
+        "--cache-n",
+        type=int_list,
+        help="cache-resident sizes (default " + ",".join(map(str, params.cache_sizes())) + ")",
+    )
+    p.add_argument(
+        "--sweep-n", type=positive_int, default=SWEEP_N, help=f"size of the crossover sweep (default {SWEEP_N})"
+    )
+    p.add_argument(
+        "--sweep-batch",
+        type=int_list,
+        default=list(SWEEP_BATCHES),
+        help="batches of the crossover sweep (default 1,2,4..1024)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def _report_from_args(args: argparse.Namespace) -> dict:
+    from . import params
+    from .report import measure_report
+
+    if args.results is not None:
+        from .results_report import report_from_results
+
+        return report_from_results(args.results, machine=args.machine)
+    return measure_report(
+        sizes=args.n or params.sizes(),
+        batches=args.batch or params.batches(),
+        cache_sizes=params.cache_sizes() if args.cache_n is None else args.cache_n,
+        sweep_n=args.sweep_n,
+        sweep_batches=args.sweep_batch,
+        progress=not args.no_progress,
+    )
+
+
+def _add_report(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="the lab's H100 arithmetic, then this machine's measured roofline")
+    _add_measure_flags(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--plot", type=output_path, metavar="FILE", help="also draw the roofline to FILE (.png or .svg)")
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from .plot import check_plot_path, plot_report
+    from .report import render_text
+
+    if args.plot is not None:
+        check_plot_path(args.plot)
+    report = _report_from_args(args)
+    if args.json:
+        emit_json(report)
+    else:
+        print(render_text(report))
+    if args.plot is not None:
+        plot_report([report], args.plot)
+        print(f"roofline plot: {args.plot.resolve()}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _add_plot(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("plot", help="draw this machine's roofline with its measured decode points")
+    p.add_argument("-o", "--output", type=output_path, required=True, metavar="FILE", help="FILE.png or FILE.svg")
+    _add_measure_flags(p)
+
+
+def _run_plot(args: argparse.Namespace) -> int:
+    from .plot import check_plot_path, plot_report
+
+    check_plot_path(args.output)
+    plot_report([_report_from_args(args)], args.output)
+    print(f"roofline plot: {args.output.resolve()}")
+    return 0
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable[[argparse.Namespace], int]]] = {
     "preflight": (_add_preflight, _run_preflight),
     "cache": (_add_cache, _run_cache),
+    "report": (_add_report, _run_report),
+    "plot": (_add_plot, _run_plot),
 }
 
 

@@ -76,9 +76,7 @@ def check_fits(nbytes: int, what: str, directory: Path | None = None) -> None:
     """BadInput, with the figures, if ``nbytes`` would not fit in available memory (or on disk)."""
     avail = available_memory_bytes()
     if avail is not None and nbytes > 0.9 * avail:
-        raise BadInput(
-            f"{what} needs {nbytes / 2**30:.2f} GiB but only {avail / 2**30:.2f} GiB of memory is available"
-        )
+        raise BadInput(f"{what} needs {nbytes / 2**30:.2f} GiB but only {avail / 2**30:.2f} GiB of memory is available")
     if directory is not None:
         free = shutil.disk_usage(directory).free
         if nbytes > free:

@@ -1,0 +1,29 @@
+"""This machine's ceilings, measured in each benchmark's own process."""
+
+from roofline import suite
+
+
+class MemoryBandwidth:
+    """STREAM-style bandwidth on all cores over arrays ≥ 4× the LLC; ``add`` is the roof."""
+
+    params = (["copy", "add", "triad"],)
+    param_names = ("kind",)
+    timeout = 300
+
+    def track_bandwidth_ceiling(self, kind):
+        return suite.bandwidth_gbps(kind)
+
+    track_bandwidth_ceiling.unit = "GB/s"
+
+
+class GemmPeak:
+    """Square-GEMM rate through numpy's BLAS, the kernels' own BLAS."""
+
+    params = (["float32", "float64"],)
+    param_names = ("dtype",)
+    timeout = 300
+
+    def track_gemm_ceiling(self, dtype):
+        return suite.gemm_gflops(dtype)
+
+    track_gemm_ceiling.unit = "GFLOP/s"

@@ -1,0 +1,125 @@
+"""The observed crossover: a batch sweep at a DRAM-sized pool, and the knee where it turns.
+
+Model: one decode step takes t(b) = max(t_mem, b · t_flop): flat while the weight read
+dominates, then linear in batch once arithmetic does. The knee b* = t_mem / t_flop is the
+observed crossover batch, to set beside the one predicted from measured ceilings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+from .errors import BadInput
+from .kernels import decode_step
+from .measure import DecodeMeasurement, measure_step
+
+#: Batches of the default sweep: powers of two from 1 to 1024.
+SWEEP_BATCHES = tuple(2**i for i in range(11))
+
+#: The default sweep size: large enough that the weight read dominates batch 1.
+SWEEP_N = 4096
+
+
+@dataclass(frozen=True)
+class Knee:
+    """Fit of t(b) = max(t_mem, b·t_flop) to a sweep, in log space.
+
+    ``batch`` is t_mem / t_flop; ``within_sweep`` is False when the fit puts the knee outside
+    the batches measured (then the figure is an extrapolation and says so).
+    """
+
+    batch: float
+    t_mem: float
+    t_flop: float
+    rms_log_error: float
+    within_sweep: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _check(batches: Sequence[float], times: Sequence[float]) -> tuple[list[float], list[float]]:
+    if len(batches) != len(times):
+        raise BadInput(f"{len(batches)} batches but {len(times)} times")
+    if len(batches) < 2:
+        raise BadInput("a knee needs at least two batch sizes")
+    for name, seq in (("batch", batches), ("time", times)):
+        for v in seq:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                raise BadInput(f"every {name} must be a positive finite number, got {v!r}")
+    pairs = sorted(zip(batches, times, strict=True))
+    if len({b for b, _ in pairs}) != len(pairs):
+        raise BadInput("batch sizes must be distinct")
+    return [float(b) for b, _ in pairs], [float(t) for _, t in pairs]
+
+
+def fit_knee(batches: Sequence[float], times: Sequence[float]) -> Knee:
+    """Least-squares fit of log t = max(log t_mem, log b + log t_flop).
+
+    Every split of the sorted sweep into a flat head and a linear tail gives closed-form
+    estimates (the mean log time of the head; the mean log time-per-batch of the tail); the
+    split whose full max() model has the smallest squared log error wins. With no flat head
+    the knee is below the smallest batch; with no linear tail it is above the largest.
+    """
+    b, t = _check(batches, times)
+    lb = [math.log(x) for x in b]
+    lt = [math.log(x) for x in t]
+    m = len(b)
+    best: tuple[float, float, float] | None = None
+    for split in range(m + 1):
+        head, tail = range(split), range(split, m)
+        log_mem = sum(lt[i] for i in head) / split if split else None
+        log_flop = sum(lt[i] - lb[i] for i in tail) / (m - split) if split < m else None
+        if log_mem is None:  # all linear: flat level at most the first point's
+            log_mem = log_flop + lb[0]
+        if log_flop is None:  # all flat: slope so small the knee is past the last point
+            log_flop = log_mem - lb[-1]
+        sse = sum((lt[i] - max(log_mem, lb[i] + log_flop)) ** 2 for i in range(m))
+        if best is None or sse < best[0] - 1e-15:
+            best = (sse, log_mem, log_flop)
+    sse, log_mem, log_flop = best
+    knee = math.exp(log_mem - log_flop)
+    return Knee(
+        batch=knee,
+        t_mem=math.exp(log_mem),
+        t_flop=math.exp(log_flop),
+        rms_log_error=math.sqrt(sse / m),
+        within_sweep=b[0] < knee < b[-1],
+    )
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A batch sweep at one n, with its knee."""
+
+    n: int
+    dtype: str
+    points: tuple[DecodeMeasurement, ...]
+    knee: Knee
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "n": self.n,
+            "dtype": self.dtype,
+            "points": [p.as_dict() for p in self.points],
+            "knee": self.knee.as_dict(),
+        }
+
+
+def sweep(
+    n: int = SWEEP_N,
+    batches: Sequence[int] = SWEEP_BATCHES,
+    dtype: str = "float32",
+    repeats: int = 5,
+    progress: Callable[[int], None] | None = None,
+) -> Sweep:
+    """Measure the decode step at every batch over a DRAM-sized pool, then fit the knee."""
+    points = []
+    for batch in batches:
+        points.append(measure_step(decode_step(n, batch, dtype, regime="dram"), repeats=repeats))
+        if progress:
+            progress(batch)
+    knee = fit_knee([p.batch for p in points], [p.seconds for p in points])
+    return Sweep(n=n, dtype=dtype, points=tuple(points), knee=knee)
