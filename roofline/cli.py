@@ -115,7 +115,7 @@ def _run_cache(args: argparse.Namespace) -> int:
 
 def _add_measure_flags(p: argparse.ArgumentParser) -> None:
     from . import params
-    from .crossover import SWEEP_BATCHES, SWEEP_N
+    from .crossover import SWEEP_BATCHES
 
     p.add_argument("--results", type=Path, help="build from an asv results folder instead of measuring")
     p.add_argument("--machine", help="with --results: the machine to report (default: the only one, or the newest)")
@@ -126,9 +126,7 @@ def _add_measure_flags(p: argparse.ArgumentParser) -> None:
         type=int_list,
         help="cache-resident sizes (default " + ",".join(map(str, params.cache_sizes())) + ")",
     )
-    p.add_argument(
-        "--sweep-n", type=positive_int, default=SWEEP_N, help=f"size of the crossover sweep (default {SWEEP_N})"
-    )
+    p.add_argument("--sweep-n", type=positive_int, help=f"size of the crossover sweep (default {params.sweep_n()})")
     p.add_argument(
         "--sweep-batch",
         type=int_list,
@@ -150,7 +148,7 @@ def _report_from_args(args: argparse.Namespace) -> dict:
         sizes=args.n or params.sizes(),
         batches=args.batch or params.batches(),
         cache_sizes=params.cache_sizes() if args.cache_n is None else args.cache_n,
-        sweep_n=args.sweep_n,
+        sweep_n=args.sweep_n or params.sweep_n(),
         sweep_batches=args.sweep_batch,
         progress=not args.no_progress,
     )

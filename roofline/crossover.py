@@ -1,7 +1,7 @@
 """The observed crossover: a batch sweep at a DRAM-sized pool, and the knee where it turns.
 
-Model: one decode step takes t(b) = max(t_mem, b · t_flop): flat while the weight read
-dominates, then linear in batch once arithmetic does. The knee b* = t_mem / t_flop is the
+Model: one decode step takes at least t(b) = max(t_mem, b · t_flop): flat while the weight
+read dominates, then linear in batch once arithmetic does. The knee b* = t_mem / t_flop is the
 observed crossover batch, to set beside the one predicted from measured ceilings.
 """
 
@@ -56,36 +56,25 @@ def _check(batches: Sequence[float], times: Sequence[float]) -> tuple[list[float
 
 
 def fit_knee(batches: Sequence[float], times: Sequence[float]) -> Knee:
-    """Least-squares fit of log t = max(log t_mem, log b + log t_flop).
+    """Fit the lower envelope t(b) = max(t_mem, b·t_flop) to a sweep.
 
-    Every split of the sorted sweep into a flat head and a linear tail gives closed-form
-    estimates (the mean log time of the head; the mean log time-per-batch of the tail); the
-    split whose full max() model has the smallest squared log error wins. With no flat head
-    the knee is below the smallest batch; with no linear tail it is above the largest.
+    A roofline bounds time from below: no step can read its weights faster than the fastest
+    step did, nor compute a sequence faster than the best per-sequence time seen. So
+    t_mem = min t(b) and t_flop = min t(b)/b, and the knee is t_mem / t_flop. Points above the
+    envelope (skinny GEMMs a BLAS runs inefficiently, noise, which only slows) do not move it;
+    ``rms_log_error`` says how far the sweep sits above the envelope.
     """
     b, t = _check(batches, times)
-    lb = [math.log(x) for x in b]
-    lt = [math.log(x) for x in t]
-    m = len(b)
-    best: tuple[float, float, float] | None = None
-    for split in range(m + 1):
-        head, tail = range(split), range(split, m)
-        log_mem = sum(lt[i] for i in head) / split if split else None
-        log_flop = sum(lt[i] - lb[i] for i in tail) / (m - split) if split < m else None
-        if log_mem is None:  # all linear: flat level at most the first point's
-            log_mem = log_flop + lb[0]
-        if log_flop is None:  # all flat: slope so small the knee is past the last point
-            log_flop = log_mem - lb[-1]
-        sse = sum((lt[i] - max(log_mem, lb[i] + log_flop)) ** 2 for i in range(m))
-        if best is None or sse < best[0] - 1e-15:
-            best = (sse, log_mem, log_flop)
-    sse, log_mem, log_flop = best
-    knee = math.exp(log_mem - log_flop)
+    t_mem = min(t)
+    t_flop = min(ti / bi for bi, ti in zip(b, t, strict=True))
+    knee = t_mem / t_flop
+    model = [max(t_mem, bi * t_flop) for bi in b]
+    rms = math.sqrt(sum(math.log(ti / mi) ** 2 for ti, mi in zip(t, model, strict=True)) / len(b))
     return Knee(
         batch=knee,
-        t_mem=math.exp(log_mem),
-        t_flop=math.exp(log_flop),
-        rms_log_error=math.sqrt(sse / m),
+        t_mem=t_mem,
+        t_flop=t_flop,
+        rms_log_error=rms,
         within_sweep=b[0] < knee < b[-1],
     )
 

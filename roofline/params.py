@@ -1,8 +1,9 @@
 """The suite's parameters, read from environment variables so a quick run can shrink them.
 
 ``ROOFLINE_N`` (default ``2048,8192``), ``ROOFLINE_BATCH`` (default ``1,8,64,512``) and
-``ROOFLINE_CACHE_N`` (default ``1024,2048``, the cache-resident class): comma-separated
-positive integers. Anything else is a BadInput naming the variable.
+``ROOFLINE_CACHE_N`` (default ``1024,2048``, the cache-resident class) and ``ROOFLINE_SWEEP_N``
+(default ``4096``, the crossover sweep): comma-separated positive integers. Anything else is a
+BadInput naming the variable.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from .errors import BadInput
 DEFAULT_N = (2048, 8192)
 DEFAULT_BATCH = (1, 8, 64, 512)
 DEFAULT_CACHE_N = (1024, 2048)
+DEFAULT_SWEEP_N = 4096
 
 #: Larger than any decode matrix this suite is meant for; a typo guard, not a limit of the method.
 MAX_N = 65536
@@ -57,3 +59,11 @@ def batches() -> tuple[int, ...]:
 def cache_sizes() -> tuple[int, ...]:
     """Matrix sizes n of the cache-resident class."""
     return _from_env("ROOFLINE_CACHE_N", DEFAULT_CACHE_N, MAX_N)
+
+
+def sweep_n() -> int:
+    """Matrix size of the crossover sweep."""
+    values = _from_env("ROOFLINE_SWEEP_N", (DEFAULT_SWEEP_N,), MAX_N)
+    if len(values) != 1:
+        raise BadInput(f"ROOFLINE_SWEEP_N takes one size, got {len(values)}")
+    return values[0]

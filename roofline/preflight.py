@@ -30,6 +30,7 @@ def preflight(results: Path = Path(".asv/results")) -> list[str]:
     Returns lines describing the plan; raises BadInput (exit 2) on the first problem.
     """
     sizes, batches, cache_sizes = params.sizes(), params.batches(), params.cache_sizes()
+    params.sweep_n()
     llc, source = llc_bytes()
     itemsize = numpy_dtype("float32").itemsize
     largest = max(pool_count(n, itemsize, llc) * n * n * itemsize for n in sizes)

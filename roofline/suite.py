@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import sys
 
-from . import guards
+from . import guards, params
 from .arithmetic import gemm_intensity, roofline_fraction
 from .ceilings import CEILING_KERNEL, Ceilings, gemm_peak, measure_ceilings, stream_bandwidth
-from .crossover import SWEEP_BATCHES, SWEEP_N, sweep
+from .crossover import SWEEP_BATCHES, sweep
 from .kernels import DecodeStep, Regime, decode_step
 from .measure import measure_step
 from .system import blas_threads, cpu_count
@@ -69,9 +69,9 @@ def gemm_gflops(dtype: str) -> float:
     return float(peak.best / 1e9)
 
 
-def observed_crossover(n: int = SWEEP_N) -> float:
-    """The knee of a batch sweep 1..1024 over a DRAM pool."""
-    s = sweep(n, SWEEP_BATCHES)
+def observed_crossover(n: int | None = None) -> float:
+    """The knee of a batch sweep 1..1024 over a DRAM pool (n from ROOFLINE_SWEEP_N by default)."""
+    s = sweep(n or params.sweep_n(), SWEEP_BATCHES)
     if not s.knee.within_sweep:
         _warn([f"the knee ({s.knee.batch:.0f}) lies outside the sweep 1..{SWEEP_BATCHES[-1]}: extrapolated"])
     return float(s.knee.batch)

@@ -1,0 +1,96 @@
+"""Helpers for tests that run asv for real: a scratch copy of the project committed in git,
+and asv invoked with a private HOME (its machine file) and small suite sizes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ASV = [sys.executable, "-m", "asv"]
+
+#: Sizes that keep a whole asv run to seconds.
+SMALL_ENV = {
+    "ROOFLINE_N": "256",
+    "ROOFLINE_BATCH": "1,8",
+    "ROOFLINE_CACHE_N": "128",
+    "ROOFLINE_SWEEP_N": "256",
+    "ROOFLINE_LLC_BYTES": "1M",
+}
+
+
+def scratch_repo(dest: Path) -> Path:
+    """Copy the working tree (tracked and untracked-not-ignored files) into a fresh git repo."""
+    files = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
+    for rel in filter(None, files):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    git(dest, "init", "-q", "-b", "main")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-q", "-m", "scratch")
+    return dest
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def asv_env(repo: Path, home: Path, cache: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOFLINE_")}
+    env.update(SMALL_ENV)
+    env.update({"HOME": str(home), "ASV_PYTHONPATH": str(repo), "ROOFLINE_CACHE_DIR": str(cache)})
+    env.update(extra)
+    return env
+
+
+def asv(repo: Path, env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*ASV, *args], cwd=repo, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+
+
+def run_same(repo: Path, env: dict[str, str], machine: str, *extra: str) -> subprocess.CompletedProcess:
+    """`asv machine --yes` then `asv run --python=same --set-commit-hash HEAD` under ``machine``."""
+    asv(repo, env, "machine", "--yes", "--machine", machine).check_returncode()
+    head = git(repo, "rev-parse", "HEAD")
+    return asv(
+        repo, env, "run", "--python=same", "--set-commit-hash", head, "--machine", machine, "--show-stderr", *extra
+    )
+
+
+def result_files(repo: Path, machine: str) -> list[Path]:
+    d = repo / ".asv" / "results" / machine
+    return sorted(p for p in d.glob("*.json") if p.name != "machine.json")
+
+
+def load_results(path: Path) -> dict[str, list]:
+    """benchmark name → (values, params) from one asv 0.6 result file."""
+    doc = json.loads(path.read_text())
+    cols = doc["result_columns"]
+    out = {}
+    for name, row in doc["results"].items():
+        rec = dict(zip(cols, row, strict=False))  # asv trims trailing empty columns
+        out[name] = (rec["result"], rec.get("params") or [])
+    return out

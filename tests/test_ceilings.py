@@ -1,0 +1,58 @@
+import math
+
+import numpy as np
+import pytest
+
+from roofline import ceilings
+from roofline.errors import BadInput, KernelMismatch
+
+
+def test_bandwidth_at_a_tiny_size_is_plausible():
+    bw = ceilings.stream_bandwidth(total_bytes=3 * 2**20, runs=3)
+    assert set(bw) == {"copy", "add", "triad"}
+    for b in bw.values():
+        assert math.isfinite(b.best) and 1e8 < b.best < 1e13  # 0.1 GB/s .. 10 TB/s
+        assert b.best >= b.median > 0 and b.spread >= 1
+
+
+def test_gemm_peak_is_plausible_and_records_blas():
+    p = ceilings.gemm_peak("float32", n=256, runs=2)
+    assert 1e8 < p.best < 1e14
+    assert "thread" in p.blas
+
+
+def test_a_wrong_gemm_reports_no_peak(monkeypatch):
+    real = np.matmul
+
+    def wrong(a, b, out=None):
+        res = real(a, b, out=out)
+        res *= 1.01
+        return res
+
+    monkeypatch.setattr(ceilings.np, "matmul", wrong)
+    with pytest.raises(KernelMismatch, match="no peak"):
+        ceilings.gemm_peak("float32", n=128, runs=1)
+
+
+def test_a_wrong_bandwidth_kernel_reports_nothing(monkeypatch):
+    monkeypatch.setattr(ceilings.np, "add", lambda a, b, out=None: out)  # does nothing
+    with pytest.raises(KernelMismatch):
+        ceilings.stream_bandwidth(kinds=("add",), total_bytes=3 * 2**20, runs=1)
+
+
+def test_measured_hardware_uses_the_add_roof():
+    c = ceilings.measure_ceilings(dtypes=("float32",), total_bytes=3 * 2**20, gemm_n=128, runs=2)
+    assert c.hardware.bandwidth == c.bandwidth[ceilings.CEILING_KERNEL].best
+    assert c.hardware.peak("fp32") == c.peaks["float32"].best
+    assert "measured" in c.hardware.source
+
+
+@pytest.mark.parametrize("kwargs", [{"kinds": ("scale",)}, {"runs": 0}])
+def test_bad_bandwidth_arguments(kwargs):
+    with pytest.raises(BadInput):
+        ceilings.stream_bandwidth(total_bytes=2**20, **kwargs)
+
+
+def test_bad_gemm_dtype():
+    with pytest.raises(BadInput):
+        ceilings.gemm_peak("int8")

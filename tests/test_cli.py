@@ -1,0 +1,123 @@
+"""The command line end to end at small sizes, and its answers to bad input."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from roofline.cli import main
+
+SMALL = [
+    "--n",
+    "128",
+    "--batch",
+    "1,8",
+    "--cache-n",
+    "64",
+    "--sweep-n",
+    "128",
+    "--sweep-batch",
+    "1,4,16",
+    "--no-progress",
+]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def fast_ceilings(monkeypatch):
+    """Ceilings at tiny sizes: the CLI path is under test here, not the machine."""
+    from roofline import ceilings
+
+    real = ceilings.measure_ceilings
+    monkeypatch.setattr(ceilings, "measure_ceilings", lambda **kw: real(total_bytes=3 * 2**20, gemm_n=128, runs=2))
+
+
+def test_report_text(capsys, small_machine, fast_ceilings):
+    code, out, err = run(capsys, "report", *SMALL)
+    assert code == 0, err
+    assert "296 FLOPs per byte at the ridge" in out
+    assert "predicted from measured ceilings" in out
+    assert "decode, weights from DRAM" in out
+
+
+def test_report_json_holds_the_documented_keys(capsys, small_machine, fast_ceilings, tmp_path):
+    code, out, err = run(capsys, "report", *SMALL, "--json", "--plot", str(tmp_path / "r.svg"))
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["schema"] == "roofline.report/1"
+    assert {(r["n"], r["batch"]) for r in rep["decode"]} == {(128, 1), (128, 8)}
+    assert rep["crossover"]["observed_batch"] > 0
+    assert (tmp_path / "r.svg").read_text().startswith("<?xml")
+
+
+def test_plot_png(capsys, small_machine, fast_ceilings, tmp_path):
+    code, out, err = run(capsys, "plot", "-o", str(tmp_path / "r.png"), *SMALL)
+    assert code == 0, err
+    assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_preflight_and_cache(capsys, small_machine):
+    code, out, _ = run(capsys, "preflight", "--results", str(small_machine / "results"))
+    assert code == 0 and "LLC 1 MiB" in out
+    code, out, _ = run(capsys, "cache")
+    assert code == 0
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["report", "--n", "0"], "not positive"),
+        (["report", "--n", "-5"], "not positive"),
+        (["report", "--batch", "x"], "not an integer"),
+        (["report", "--sweep-n", "nan"], "not an integer"),
+        (["report", "--bogus"], "unrecognized arguments"),
+        (["plot"], "-o/--output"),
+        (["plot", "-o", "/nonexistent-dir/r.png"], "does not exist"),
+        (["plot", "-o", "r.jpg", "--n", "64"], "unsupported plot format"),
+        (["report", "--plot", "r.gif"], "unsupported plot format"),
+        (["nosuch"], "invalid choice"),
+        ([], "required"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, small_machine, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("roofline: error:")
+    assert needle in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("var,value", [("ROOFLINE_N", "0"), ("ROOFLINE_BATCH", "-1"), ("ROOFLINE_CACHE_N", "2.5")])
+def test_bad_environment_variables_are_named(capsys, small_machine, monkeypatch, var, value):
+    monkeypatch.setenv(var, value)
+    code, _, err = run(capsys, "preflight")
+    assert code == 2 and var in err and err.count("\n") == 1
+
+
+def test_unwritable_results_folder(capsys, small_machine):
+    blocker = small_machine / "file"
+    blocker.write_text("keep me")
+    code, _, err = run(capsys, "preflight", "--results", str(blocker / "results"))
+    assert code == 2 and "not writable" in err
+    assert blocker.read_text() == "keep me"
+
+
+def test_pool_that_does_not_fit_in_ram(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("ROOFLINE_LLC_BYTES", "100G")
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))
+    code, _, err = run(capsys, "preflight", "--results", str(tmp_path / "r"))
+    assert code == 2 and "GiB" in err and "available" in err
+
+
+def test_python_dash_m_entry_point(small_machine):
+    env = {**os.environ, "ROOFLINE_N": "0"}
+    proc = subprocess.run([sys.executable, "-m", "roofline", "preflight"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "roofline: error: ROOFLINE_N: 0 is not positive"

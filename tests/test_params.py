@@ -1,0 +1,25 @@
+import pytest
+
+from roofline import params
+from roofline.errors import BadInput
+
+
+def test_defaults(monkeypatch):
+    for v in ("ROOFLINE_N", "ROOFLINE_BATCH", "ROOFLINE_CACHE_N"):
+        monkeypatch.delenv(v, raising=False)
+    assert 2048 in params.sizes() and max(params.sizes()) > 2048
+    assert params.batches() == (1, 8, 64, 512)
+
+
+def test_env_override(monkeypatch):
+    monkeypatch.setenv("ROOFLINE_N", " 256, 512,256")
+    monkeypatch.setenv("ROOFLINE_BATCH", "1,8")
+    assert params.sizes() == (256, 512)
+    assert params.batches() == (1, 8)
+
+
+@pytest.mark.parametrize("bad", ["0", "-8", "1.5", "abc", "", "1,,2", "1e3", "99999999"])
+def test_bad_env_names_the_variable(monkeypatch, bad):
+    monkeypatch.setenv("ROOFLINE_BATCH", bad)
+    with pytest.raises(BadInput, match="ROOFLINE_BATCH"):
+        params.batches()

@@ -1,0 +1,117 @@
+import json
+
+import pytest
+
+from roofline.report import SCHEMA, build_report, render_text
+
+FACTS = {
+    "host": "box",
+    "cpu": "Test CPU",
+    "num_cpu": 2,
+    "blas": "openblas, 2 threads",
+    "blas_threads": 2,
+    "llc_bytes": 32 * 2**20,
+    "llc_source": "test",
+}
+CEILINGS = {
+    "bandwidth": {
+        "copy": {"best": 40e9, "spread": 1.01},
+        "add": {"best": 25e9, "spread": 1.02},
+        "triad": {"best": 20e9, "spread": 1.5},
+    },
+    "peaks": {"float32": {"best": 300e9}, "float64": {"best": 150e9}},
+}
+
+
+def point(n, b, seconds, regime="dram", spread=1.05, pool=512 * 2**20):
+    return {
+        "n": n,
+        "batch": b,
+        "dtype": "float32",
+        "regime": regime,
+        "seconds": seconds,
+        "gflops": 2 * n * n * b / seconds / 1e9,
+        "gbps": 4 * (n * n + 2 * n * b) / seconds / 1e9,
+        "spread": spread,
+        "pool_bytes": pool,
+        "single_call_seconds": seconds,
+    }
+
+
+def sample_report(**kw):
+    decode = [point(2048, 1, 0.7e-3), point(2048, 64, 3e-3)]
+    sweep = {"n": 2048, "points": [point(2048, b, max(0.7e-3, b * 0.7e-3 / 24)) for b in (1, 4, 16, 64, 256)]}
+    return build_report(FACTS, CEILINGS, decode, [point(1024, 1, 0.1e-3, "cache", pool=4 * 2**20)], sweep, **kw)
+
+
+def test_report_keys_are_the_documented_ones():
+    r = sample_report()
+    assert r["schema"] == SCHEMA
+    assert set(r) == {
+        "schema",
+        "source",
+        "lab",
+        "machine",
+        "ceilings",
+        "crossover",
+        "decode",
+        "cache_resident",
+        "warnings",
+    }
+    assert set(r["crossover"]) >= {"dtype", "bytes_per_param", "predicted_batch", "observed_batch", "sweep_n", "sweep"}
+    assert set(r["decode"][0]) >= {
+        "n",
+        "batch",
+        "gflops",
+        "gbps",
+        "intensity",
+        "attainable_gflops",
+        "roofline_fraction",
+        "bound",
+        "spread",
+    }
+    json.dumps(r, allow_nan=False)
+
+
+def test_lab_section_and_crossovers():
+    r = sample_report()
+    assert r["lab"]["ridge_flop_per_byte"] == pytest.approx(295.5, abs=0.1)
+    assert [b["bound"] for b in r["lab"]["batches"]] == ["bandwidth"] * 3 + ["compute"]
+    assert r["ceilings"]["bandwidth_roof_gbps"] == pytest.approx(25.0)
+    assert r["crossover"]["predicted_batch"] == pytest.approx(300e9 / 25e9 * 4 / 2)
+    assert r["crossover"]["observed_batch"] == pytest.approx(24, rel=0.05)
+
+
+def test_fraction_uses_the_exact_intensity():
+    r = sample_report()
+    row = r["decode"][0]
+    expected_attainable = min(300e9, row["intensity"] * 25e9)
+    assert row["roofline_fraction"] == pytest.approx(row["gflops"] * 1e9 / expected_attainable)
+    assert row["bound"] == "bandwidth" and r["decode"][1]["bound"] == "compute"
+
+
+def test_guards_fire():
+    r = sample_report()
+    text = "\n".join(r["warnings"])
+    assert "triad bandwidth: spread 1.50" in text
+    fits = build_report(FACTS, CEILINGS, [point(256, 1, 1e-6, pool=2**20)])
+    assert any("fits in the 32 MiB LLC" in w for w in fits["warnings"])
+    assert any("the measured ceiling" in w for w in fits["warnings"])  # 1e-6 s is faster than DRAM allows
+    few = build_report({**FACTS, "blas_threads": 1}, CEILINGS, [])
+    assert any("BLAS runs 1 thread" in w for w in few["warnings"])
+
+
+def test_text_rendering_has_the_lab_lines_and_the_table():
+    text = render_text(sample_report())
+    assert "296 FLOPs per byte at the ridge" in text
+    assert "batch 512: intensity   512 FLOP/byte -> compute-bound" in text
+    assert "predicted from measured ceilings 24, observed 24" in text
+    assert "cache-resident" in text
+    assert "batch 64 delivers" in text
+
+
+def test_report_without_ceilings_says_n_a():
+    r = build_report(FACTS, None, [point(2048, 1, 1e-3)])
+    assert r["crossover"]["predicted_batch"] is None
+    assert r["decode"][0]["roofline_fraction"] is None
+    assert "n/a" in render_text(r)

@@ -1,0 +1,66 @@
+"""The asv suite for real: `asv check`, a whole `asv run` at small sizes, `asv publish`."""
+
+import itertools
+import json
+import math
+
+import pytest
+
+from .asvtools import asv, asv_env, load_results, result_files, run_same, scratch_repo
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("asv")
+    repo = scratch_repo(tmp / "repo")
+    env = asv_env(repo, tmp / "home", tmp / "cache")
+    (tmp / "home").mkdir()
+    proc = run_same(repo, env, "ci-box")
+    return repo, env, proc
+
+
+def test_asv_check_passes(ran):
+    repo, env, _ = ran
+    proc = asv(repo, env, "check", "--python=same")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_asv_run_exits_0_and_records_every_combination(ran):
+    repo, _, proc = ran
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    files = result_files(repo, "ci-box")
+    assert len(files) == 1
+    results = load_results(files[0])
+    bench = json.loads((repo / ".asv" / "results" / "benchmarks.json").read_text())
+    expected = {name for name in bench if name != "version"}
+    missing = {name for name in expected if name.startswith(("decode.", "ceilings.", "crossover."))} - set(results)
+    assert not missing
+    for name, (values, params) in results.items():
+        if not name.startswith(("decode.", "ceilings.", "crossover.")):
+            continue
+        combos = list(itertools.product(*params)) if params else [()]
+        assert len(values) == len(combos), name
+        for combo, v in zip(combos, values, strict=True):
+            assert v is not None and math.isfinite(v) and v > 0, (name, combo, v)
+            if ".track_" in name:
+                assert isinstance(v, float)
+    gflops, params = results["decode.DecodeDRAM.track_gflops"]
+    assert params == [["256"], ["1", "8"]]
+    assert gflops[1] > gflops[0]  # batch 8 does more FLOP/s than batch 1 on the same weights
+
+
+def test_guards_reach_asv_stderr(ran):
+    _, _, proc = ran
+    # a 1 MiB "LLC" makes the cache-resident class fit and the DRAM class escape: no LLC warning for DRAM
+    assert "fits in the" not in proc.stdout
+
+
+def test_asv_publish_writes_html(ran):
+    repo, env, _ = ran
+    proc = asv(repo, env, "publish")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (repo / ".asv" / "html" / "index.html").is_file()
+    graphs = list((repo / ".asv" / "html" / "graphs").rglob("decode.DecodeDRAM.track_gflops.json"))
+    assert graphs
