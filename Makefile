@@ -30,6 +30,7 @@ bench: $(VENV)/.bench-installed
 	exit $$rc
 
 test: $(VENV)/.test-installed
+	$(BIN)/ruff check roofline benchmarks tests tools
 	$(BIN)/python -m pytest
 
 lint: $(VENV)/.test-installed
