@@ -77,10 +77,10 @@ def format_estimate(est: DecodeEstimate) -> list[str]:
             f"{st.memory_needed / 1e9:>10.1f}  {fits}"
         )
     never = f"at no batch at context {s.context}"
-    cap = "compute" if c.limited_by == "compute" else "KV-cache reads"
+    cap = "compute caps" if c.limited_by == "compute" else "KV-cache reads cap"
     lines += [
         "",
-        f"crossover batch {_batch(c.batch)} (without KV: {_batch(c.without_kv)}): beyond it {cap} cap the "
+        f"crossover batch {_batch(c.batch)} (without KV: {_batch(c.without_kv)}): beyond it {cap} the "
         f"throughput at {c.ceiling_tokens_per_s:,.0f} tok/s",
         "  the step turns compute-bound "
         + (f"from batch {_batch(c.compute_bound_from)}" if c.compute_bound_from else never)
