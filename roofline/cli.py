@@ -190,6 +190,79 @@ def _run_plot(args: argparse.Namespace) -> int:
     check_plot_path(args.output)
     plot_report([_report_from_args(args)], args.output)
     print(f"roofline plot: {args.output.resolve()}")
+def _add_decode(sub: argparse._SubParsersAction) -> None:
+    from .models import KV_BYTES, WEIGHT_BYTES, preset_names
+
+    p = sub.add_parser("decode", help="tokens/s, bound and crossover batch of an LLM on catalogue or measured hardware")
+    p.add_argument("--model", required=True, help=f"a preset ({', '.join(preset_names())}) or 'custom'")
+    p.add_argument("--hardware", required=True, help="a catalogue name (e.g. h100) or 'local' (measures, ~10 s)")
+    p.add_argument("--dtype", default="bf16", choices=list(WEIGHT_BYTES), help="weight storage (default bf16)")
+    p.add_argument("--kv-dtype", default="bf16", choices=list(KV_BYTES), help="KV-cache storage (default bf16)")
+    p.add_argument(
+        "--compute-dtype",
+        choices=["fp32", "tf32", "bf16", "fp16", "fp8", "int8"],
+        help="the peak that bounds arithmetic (default: fp32 for fp32 weights, fp8 for fp8 weights where the "
+        "hardware has it, else bf16)",
+    )
+    p.add_argument("--group-size", type=positive_int, default=128, help="int4 weights per fp16 scale (default 128)")
+    p.add_argument("--context", type=positive_int, default=4096, help="tokens of KV cache per sequence (default 4096)")
+    p.add_argument("--tp", type=positive_int, default=1, help="tensor parallel degree: devices sharing the model")
+    p.add_argument(
+        "--interconnect",
+        type=positive_float,
+        metavar="GB/s",
+        help="each device's all-reduce bandwidth; without it communication is not counted",
+    )
+    p.add_argument("--batch", type=int_list, default="1,8,64,512", help="batch sizes (default 1,8,64,512)")
+    p.add_argument("--ignore-memory", action="store_true", help="show batches that do not fit instead of refusing")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    g = p.add_argument_group("model shape (with --model custom, or to change a preset)")
+    for name in DECODE_SHAPE_FLAGS:
+        g.add_argument(f"--{name.replace('_', '-')}", type=positive_int, metavar="N")
+    g.add_argument("--tied-embeddings", action="store_const", const=True, help="output head shares the embedding")
+
+
+#: Shape flags of ``roofline decode`` (ModelShape fields).
+DECODE_SHAPE_FLAGS = (
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "intermediate",
+    "vocab",
+    "experts",
+    "experts_per_token",
+    "sliding_window",
+)
+
+
+def _run_decode(args: argparse.Namespace) -> int:
+    from .decode_model import DecodeSetup, check_inputs, estimate, require_fits
+    from .decode_report import format_estimate, resolve_hardware
+    from .models import custom_model, lookup_model
+
+    shape = {f: getattr(args, f) for f in (*DECODE_SHAPE_FLAGS, "tied_embeddings")}
+    base = None if args.model.strip().lower() == "custom" else lookup_model(args.model)
+    model = custom_model(base, **shape)
+    interconnect = args.interconnect * 1e9 if args.interconnect else None
+    flags = dict(
+        dtype=args.dtype,
+        kv_dtype=args.kv_dtype,
+        context=args.context,
+        tp=args.tp,
+        interconnect=interconnect,
+        group_size=args.group_size,
+    )
+    check_inputs(model, **flags)  # before measuring the local machine
+    setup = DecodeSetup(model, resolve_hardware(args.hardware), compute_dtype=args.compute_dtype, **flags)
+    if not args.ignore_memory:
+        require_fits(setup, args.batch)
+    result = estimate(setup, args.batch)
+    if args.json:
+        emit_json(result.as_dict())
+    else:
+        print("\n".join(format_estimate(result)))
     return 0
 
 
@@ -198,6 +271,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable
     "cache": (_add_cache, _run_cache),
     "report": (_add_report, _run_report),
     "plot": (_add_plot, _run_plot),
+    "decode": (_add_decode, _run_decode),
 }
 
 

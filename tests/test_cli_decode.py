@@ -1,0 +1,260 @@
+"""`roofline decode` end to end: tables, JSON, local hardware, and one-line errors with exit 2."""
+
+import json
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from roofline import ceilings, system
+from roofline.cli import main
+from roofline.hardware import Hardware
+
+FAKE_HOST = Hardware("fake-host", {"fp32": 2e11, "fp64": 1e11}, 2e10, source="measured on fake-host")
+
+
+@pytest.fixture
+def local(monkeypatch):
+    """--hardware local answers from a fake measurement (measuring takes ~10 s) and 64 GB of RAM."""
+    calls = []
+
+    def fake_measure(*args, **kwargs):
+        calls.append(1)
+        return SimpleNamespace(hardware=FAKE_HOST)
+
+    monkeypatch.setattr(ceilings, "measure_ceilings", fake_measure)
+    monkeypatch.setattr(system, "total_memory_bytes", lambda: 64e9)
+    return calls
+
+
+def run(capsys, *argv):
+    code = main(["decode", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code, out, err):
+    assert code == 2
+    assert out == ""
+    assert err.startswith("roofline: error: ") and err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_table_on_local_hardware(capsys, local):
+    code, out, err = run(capsys, "--model", "llama-3-8b", "--hardware", "local", "--batch", "1,8,64")
+    assert code == 0, err
+    assert local == [1]
+    lines = out.splitlines()
+    assert lines[0] == "Llama-3-8B (8.03 B params) on fake-host, context 4096"
+    assert "131,072 B per token" in out and "200 GFLOP/s fp32, 20 GB/s, 64 GB" in out
+    rows = [line.split() for line in lines if line.split() and line.split()[0] in {"1", "8", "64"}]
+    # The fake host's ridge is 10 FLOP/byte: batch 64 does 64 · 15 GFLOP = 960 GFLOP (4.8 s) against 49 GB (2.5 s).
+    assert [r[:2] for r in rows] == [["1", "bandwidth"], ["8", "bandwidth"], ["64", "compute"]]
+    # batch 1 by hand: (7,504,924,672 · 2 + 131,072 · 4096) B / 20 GB/s = 777.3 ms
+    assert float(rows[0][2]) == pytest.approx((7_504_924_672 * 2 + 131_072 * 4096) / 2e10 * 1e3, rel=1e-3)
+    assert "largest batch that fits: 89" in out
+    assert "note: fake-host has no bf16 peak: the fp32 roof is used for the arithmetic" in out
+
+
+def test_json_keys_and_values(capsys, local):
+    code, out, _ = run(
+        capsys,
+        "--model",
+        "mixtral-8x7b",
+        "--hardware",
+        "local",
+        "--batch",
+        "1,4",
+        "--json",
+        "--dtype",
+        "int4",
+        "--context",
+        "1024",
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert set(doc) == {
+        "model",
+        "hardware",
+        "devices",
+        "dtype",
+        "kv_dtype",
+        "compute_dtype",
+        "bytes_per_weight",
+        "context",
+        "kv_tokens",
+        "kv_bytes_per_token",
+        "kv_bytes_per_sequence_per_device",
+        "weight_bytes_per_device",
+        "interconnect_bandwidth",
+        "crossover",
+        "max_batch_that_fits",
+        "steps",
+        "notes",
+    }
+    assert doc["compute_dtype"] == "fp32" and doc["bytes_per_weight"] == 0.515625
+    assert doc["model"]["params_active"] == 12_879_925_248 and doc["model"]["experts"] == 8
+    assert doc["hardware"] == {
+        "name": "fake-host",
+        "bandwidth": 2e10,
+        "peak_flops": 2e11,
+        "memory_bytes": 64e9,
+        "source": "measured on fake-host; memory: total RAM",
+    }
+    assert set(doc["crossover"]) == {
+        "batch",
+        "limited_by",
+        "ceiling_tokens_per_s",
+        "compute_bound_from",
+        "kv_equals_weights",
+        "without_kv",
+    }
+    first = doc["steps"][0]
+    assert set(first) == {
+        "batch",
+        "bound",
+        "step_s",
+        "memory_s",
+        "compute_s",
+        "comm_s",
+        "tokens_per_s_per_sequence",
+        "tokens_per_s",
+        "weight_bytes",
+        "kv_bytes",
+        "weight_share",
+        "kv_share",
+        "flops",
+        "memory_needed_bytes",
+        "fits",
+    }
+    assert [s["batch"] for s in doc["steps"]] == [1, 4]
+    assert first["tokens_per_s"] == pytest.approx(1 / first["step_s"])
+    assert first["weight_share"] + first["kv_share"] == pytest.approx(1)
+
+
+def test_custom_model_and_a_changed_preset(capsys, local):
+    code, out, err = run(
+        capsys,
+        "--model",
+        "custom",
+        "--layers",
+        "2",
+        "--hidden",
+        "64",
+        "--heads",
+        "4",
+        "--intermediate",
+        "128",
+        "--vocab",
+        "100",
+        "--hardware",
+        "local",
+        "--json",
+    )
+    assert code == 0, err
+    assert json.loads(out)["model"]["params_total"] == 2 * 41_088 + 12_800 + 64
+    code, out, _ = run(
+        capsys, "--model", "llama-3-8b", "--layers", "16", "--hardware", "local", "--batch", "1", "--json"
+    )
+    assert json.loads(out)["model"]["name"] == "Llama-3-8B (modified)"
+
+
+def test_ignore_memory_shows_rows_that_do_not_fit(capsys, local):
+    code, out, _ = run(capsys, "--model", "llama-3-8b", "--hardware", "local", "--batch", "1,128", "--ignore-memory")
+    assert code == 0
+    assert [line.split()[-1] for line in out.splitlines() if line.startswith(("     1 ", "   128 "))] == ["yes", "NO"]
+
+
+def test_interconnect_flag_is_in_gb_per_s(capsys, local):
+    code, out, _ = run(
+        capsys,
+        "--model",
+        "llama-3-8b",
+        "--hardware",
+        "local",
+        "--tp",
+        "2",
+        "--interconnect",
+        "100",
+        "--batch",
+        "1",
+        "--json",
+    )
+    doc = json.loads(out)
+    assert doc["interconnect_bandwidth"] == 100e9 and doc["steps"][0]["comm_s"] > 0
+
+
+# ---- bad input: one line, exit 2 ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--model", "llama-3-7b"], "unknown model 'llama-3-7b'; closest: llama-3-70b"),
+        (["--model", "llama-3-8b", "--batch", "0"], "--batch: 0 is not positive"),
+        (["--model", "llama-3-8b", "--batch", "1,-8"], "--batch"),
+        (["--model", "llama-3-8b", "--context", "0"], "--context: 0 is not positive"),
+        (["--model", "llama-3-8b", "--context", "-4096"], "--context"),
+        (["--model", "llama-3-8b", "--tp", "3"], "tensor parallel degree 3 does not divide Llama-3-8B's 8 KV heads"),
+        (["--model", "llama-3-8b", "--batch", "1,64,128"], "the largest batch that fits is 89"),
+        (["--model", "llama-3-70b"], "so no batch fits"),
+        (["--model", "llama-3-8b", "--dtype", "int3"], "invalid choice: 'int3'"),
+        (["--model", "llama-3-8b", "--compute-dtype", "fp8"], "fake-host has no peak for dtype 'fp8'"),
+        (["--model", "llama-3-8b", "--interconnect", "0"], "--interconnect"),
+        (["--model", "custom", "--layers", "2"], "a custom model needs --hidden, --heads, --intermediate, --vocab"),
+        (["--model", "llama-3-8b", "--kv-heads", "5"], "32 heads is not a multiple of 5 KV heads"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, local, argv, needle):
+    code, out, err = run(capsys, *argv, "--hardware", "local")
+    assert_one_line_error(code, out, err)
+    assert needle in err
+
+
+def test_model_errors_come_before_measuring(capsys, local):
+    run(capsys, "--model", "nosuch", "--hardware", "local")
+    run(capsys, "--model", "llama-3-8b", "--tp", "3", "--hardware", "local")
+    assert local == []
+
+
+def test_missing_hardware_is_one_line(capsys):
+    assert_one_line_error(*run(capsys, "--model", "llama-3-8b"))
+
+
+def test_python_dash_m_bad_input_is_one_line_and_exit_2():
+    proc = subprocess.run(
+        [sys.executable, "-m", "roofline", "decode", "--model", "llama-3-8b", "--hardware", "local", "--tp", "3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == "roofline: error: tensor parallel degree 3 does not divide Llama-3-8B's 8 KV heads\n"
+
+
+# ---- the catalogue (issue 4) ----------------------------------------------------------------------
+
+
+def test_catalogue_h100(capsys):
+    pytest.importorskip("roofline.catalogue", reason="roofline.catalogue (issue 4) is not in this build yet")
+    code, out, err = run(
+        capsys, "--model", "llama-3-70b", "--hardware", "h100", "--tp", "2", "--batch", "1,8", "--json"
+    )
+    assert code == 0, err
+    first = json.loads(out)["steps"][0]
+    assert first["bound"] == "bandwidth"
+    assert first["step_s"] == pytest.approx(140e9 / (2 * 3.35e12), rel=0.02)
+
+
+def test_catalogue_unknown_hardware_is_one_line(capsys):
+    pytest.importorskip("roofline.catalogue", reason="roofline.catalogue (issue 4) is not in this build yet")
+    code, out, err = run(capsys, "--model", "llama-3-8b", "--hardware", "h10")
+    assert_one_line_error(code, out, err)
+    assert "h100" in err.lower()
+
+
+def test_without_a_catalogue_a_name_is_one_line(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "roofline.catalogue", None)  # import fails as if the module were absent
+    code, out, err = run(capsys, "--model", "llama-3-8b", "--hardware", "h100")
+    assert_one_line_error(code, out, err)

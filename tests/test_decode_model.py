@@ -1,0 +1,351 @@
+"""The decode-step roofline: published worked figures, hand-derived cases, and properties."""
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roofline.arithmetic import crossover_batch
+from roofline.decode_model import (
+    DecodeSetup,
+    compute_dtype_for,
+    crossover,
+    estimate,
+    max_batch_that_fits,
+    require_fits,
+    step,
+)
+from roofline.errors import BadInput
+from roofline.hardware import Hardware
+from roofline.models import PRESETS, ModelShape
+
+# Built here, not looked up, so these tests do not depend on the hardware catalogue.
+TPU_V5E = Hardware("TPU v5e", {"bf16": 197e12, "int8": 394e12}, 8.19e11, memory_bytes=16e9)
+H100 = Hardware("H100 SXM", {"bf16": 990e12, "fp8": 1979e12}, 3.35e12, memory_bytes=80e9)
+H100_BOOK = Hardware("H100 (scaling book)", {"bf16": 1e15}, 3.35e12, memory_bytes=80e9)
+LLAMA_8B, LLAMA_70B, MIXTRAL = PRESETS["llama-3-8b"], PRESETS["llama-3-70b"], PRESETS["mixtral-8x7b"]
+
+
+# ---- published worked figures -------------------------------------------------------------------
+
+
+def test_scaling_book_critical_batch_tpu_v5e():
+    # "How to Scale Your Model": 1.97e14 / 8.2e11 ≈ 240 for bf16 weights and bf16 FLOPs.
+    without_kv = crossover(DecodeSetup(LLAMA_70B, TPU_V5E)).without_kv
+    assert without_kv == pytest.approx(240, rel=0.01)
+    assert without_kv == pytest.approx(crossover_batch(TPU_V5E, 2, "bf16"), rel=1e-4)
+
+
+def test_scaling_book_int8_weights_with_bf16_arithmetic_halve_it():
+    bf16 = crossover(DecodeSetup(LLAMA_70B, TPU_V5E)).without_kv
+    int8 = crossover(DecodeSetup(LLAMA_70B, TPU_V5E, dtype="int8")).without_kv
+    assert int8 == pytest.approx(bf16 / 2, rel=1e-9)
+    assert int8 == pytest.approx(120, rel=0.01)
+    # int8 weights and int8 arithmetic (twice the FLOP/s) bring it back.
+    both = crossover(DecodeSetup(LLAMA_70B, TPU_V5E, dtype="int8", compute_dtype="int8")).without_kv
+    assert both == pytest.approx(bf16, rel=1e-9)
+
+
+def test_scaling_book_critical_batch_h100():
+    # 1e15 / 3.35e12 ≈ 298.5.
+    assert crossover(DecodeSetup(LLAMA_70B, H100_BOOK)).without_kv == pytest.approx(298.5, rel=0.005)
+
+
+def test_llama_3_70b_bf16_weights_are_two_bytes_per_parameter():
+    setup = DecodeSetup(LLAMA_70B, H100, dtype="bf16")
+    assert setup.weight_bytes_stored == 2 * LLAMA_70B.params_total == 141_107_412_992
+    assert DecodeSetup(LLAMA_70B, H100, tp=2).weight_bytes_stored == LLAMA_70B.params_total
+
+
+def test_llama_3_8b_kv_cache_per_sequence_by_hand():
+    # 2 · 32 layers · 8 KV heads · 128 dims · 2 B = 131,072 B per token; × 4096 tokens = 512 MiB.
+    setup = DecodeSetup(LLAMA_8B, H100, context=4096)
+    assert setup.kv_bytes_per_token == 131_072
+    assert setup.kv_bytes_per_sequence == 131_072 * 4096 == 512 * 2**20
+
+
+def test_llama_3_70b_on_two_h100_at_batch_1_is_weight_bound_near_21_ms():
+    # 140 GB / (2 × 3.35 TB/s) ≈ 20.9 ms per token.
+    s = step(DecodeSetup(LLAMA_70B, H100, tp=2, context=4096), 1)
+    assert s.bound == "bandwidth"
+    assert s.step_s == pytest.approx(140e9 / (2 * 3.35e12), rel=0.02)
+    assert s.step_s == pytest.approx(0.021, rel=0.03)
+    assert s.weight_share > 0.98
+
+
+# ---- hand-derived cases ---------------------------------------------------------------------------
+
+
+def test_step_time_by_hand():
+    # A tiny dense model: every byte and FLOP counted by hand.
+    m = ModelShape("tiny", layers=1, hidden=8, heads=2, kv_heads=1, head_dim=4, intermediate=16, vocab=10)
+    hw = Hardware("toy", {"bf16": 1000.0}, 100.0, memory_bytes=1e6)
+    setup = DecodeSetup(m, hw, context=5)
+    # Read: attention 8·4·2·(2+1) = 192, MLP 3·8·16 = 384, norms 16, head 80, final norm 8 → 680 params, 1360 B.
+    assert setup.weight_bytes_read(1) == 1360
+    # KV: 2 · 1 · 1 · 4 · 2 B = 16 B per token, × 5 = 80 B per sequence.
+    assert setup.kv_bytes_per_sequence == 80
+    # FLOPs per token: 2 · (192 + 384 + 80) matmul + 4 · 1 · 2 · 4 · 5 attention = 1312 + 160 = 1472.
+    assert setup.flops_per_sequence == 1472
+    s = step(setup, 3)
+    assert s.memory_s == pytest.approx((1360 + 3 * 80) / 100)
+    assert s.compute_s == pytest.approx(3 * 1472 / 1000)
+    assert s.step_s == pytest.approx(16.0) and s.bound == "bandwidth"
+    assert s.tokens_per_s == pytest.approx(3 / 16) and s.tokens_per_s_per_sequence == pytest.approx(1 / 16)
+    assert s.weight_share == pytest.approx(1360 / 1600) and s.kv_share == pytest.approx(240 / 1600)
+
+
+def test_crossover_with_kv_falls_as_context_grows_and_the_compute_turn_rises():
+    knees, turns = [], []
+    for context in (1, 512, 2048, 8192, 32768):
+        c = crossover(DecodeSetup(LLAMA_70B, H100, tp=2, context=context))
+        knees.append(c.batch)
+        turns.append(c.compute_bound_from)
+        assert c.batch <= c.without_kv
+    assert knees == sorted(knees, reverse=True) and knees[0] > 2 * knees[-1]
+    assert turns[0] == pytest.approx(296, rel=0.01)
+    assert turns[-1] is None  # at 32k tokens every sequence's KV read outweighs its arithmetic
+
+
+def test_knee_is_kv_balance_when_kv_limits():
+    c = crossover(DecodeSetup(LLAMA_70B, H100, tp=2, context=4096))
+    assert c.limited_by == "kv" and c.compute_bound_from is None
+    assert c.batch == pytest.approx(c.kv_equals_weights)
+    # 139.0 GB of weights read / 1.342 GB of KV per sequence.
+    assert c.batch == pytest.approx(LLAMA_70B.params_read(1) * 2 / (327_680 * 4096), rel=1e-12)
+    assert c.ceiling_tokens_per_s == pytest.approx(2 * 3.35e12 / (327_680 * 4096))
+
+
+def test_step_bound_agrees_with_compute_bound_from():
+    setup = DecodeSetup(LLAMA_8B, H100, context=128)
+    turn = crossover(setup).compute_bound_from
+    assert turn is not None
+    assert step(setup, math.floor(turn)).bound == "bandwidth"
+    assert step(setup, math.ceil(turn)).bound == "compute"
+
+
+def test_moe_reads_the_experts_its_batch_touches():
+    setup = DecodeSetup(MIXTRAL, H100, tp=2, context=1)
+    assert setup.experts_touched(1) == pytest.approx(2)
+    assert setup.experts_touched(8) == pytest.approx(8 * (1 - 0.75**8))
+    assert setup.experts_touched(10_000) == pytest.approx(8)
+    active, total = setup.weight_bytes_read(1), setup.weight_bytes_read(10_000)
+    assert active == pytest.approx((MIXTRAL.params_active - MIXTRAL.embedding_params) * 2 / 2)
+    assert total == pytest.approx((MIXTRAL.params_total - MIXTRAL.embedding_params) * 2 / 2)
+    # FLOPs follow the active experts only, so the crossover sits near E/k = 4× a dense model's.
+    c = crossover(setup)
+    assert 3.5 * 296 < c.without_kv < 4 * 296
+
+
+def test_int4_reads_fewer_bytes_than_int8_and_bf16():
+    times = [step(DecodeSetup(LLAMA_8B, H100, dtype=d, context=1), 1).step_s for d in ("bf16", "int8", "int4")]
+    assert times[0] > times[1] > times[2]
+    assert times[1] / times[2] == pytest.approx(1 / 0.515625, rel=0.01)
+
+
+def test_all_reduce_time_by_hand():
+    setup = DecodeSetup(LLAMA_70B, H100, tp=2, context=1, interconnect=450e9)
+    s = step(setup, 8)
+    # 2 all-reduces per layer × 80 layers, each of 8 · 8192 bf16 activations; a ring sends 2·(tp−1)/tp of it.
+    assert setup.comm_bytes(8) == 2 * 80 * (2 * 1 / 2) * 8 * 8192 * 2
+    assert s.comm_s == pytest.approx(setup.comm_bytes(8) / 450e9)
+    assert s.step_s == pytest.approx(max(s.memory_s, s.compute_s) + s.comm_s)
+    assert step(DecodeSetup(LLAMA_70B, H100, tp=2, interconnect=1e6), 8).bound == "interconnect"
+    assert DecodeSetup(LLAMA_70B, H100, tp=1, interconnect=1e6).comm_bytes(8) == 0
+
+
+def test_tp_without_interconnect_says_communication_is_not_counted():
+    assert any("all-reduce" in n for n in DecodeSetup(LLAMA_70B, H100, tp=2).notes)
+    assert not DecodeSetup(LLAMA_8B, H100).notes
+
+
+# ---- which peak ---------------------------------------------------------------------------------
+
+
+def test_compute_dtype_rule():
+    assert compute_dtype_for(H100, "bf16") == ("bf16", None)
+    assert compute_dtype_for(H100, "int4") == ("bf16", None)  # weight-only quantization
+    assert compute_dtype_for(H100, "int8") == ("bf16", None)
+    assert compute_dtype_for(H100, "fp8") == ("fp8", None)
+    dtype, note = compute_dtype_for(TPU_V5E, "fp8")
+    assert dtype == "bf16" and "no fp8 peak" in note
+    local = Hardware("host", {"fp32": 1e11, "fp64": 5e10}, 2e10)
+    dtype, note = compute_dtype_for(local, "bf16")
+    assert dtype == "fp32" and "no bf16 peak: the fp32 roof" in note
+    assert compute_dtype_for(TPU_V5E, "int8", requested="int8") == ("int8", None)
+    with pytest.raises(BadInput, match="no peak for dtype 'fp8'"):
+        compute_dtype_for(TPU_V5E, "bf16", requested="fp8")
+    with pytest.raises(
+        BadInput, match=r"odd has none of the peaks bf16, fp16, fp32 \(known: int8\); give a compute dtype"
+    ):
+        compute_dtype_for(Hardware("odd", {"int8": 1e12}, 1e9), "bf16")
+
+
+def test_fp8_weights_use_the_fp8_peak():
+    bf16 = crossover(DecodeSetup(LLAMA_8B, H100, dtype="bf16")).without_kv
+    fp8 = crossover(DecodeSetup(LLAMA_8B, H100, dtype="fp8")).without_kv
+    assert fp8 == pytest.approx(bf16 * (1979 / 990) / 2, rel=1e-9)
+
+
+# ---- memory ---------------------------------------------------------------------------------------
+
+
+def test_largest_batch_that_fits_by_hand():
+    setup = DecodeSetup(LLAMA_70B, H100, tp=2, context=4096)
+    # (80e9 − 70,553,706,496) / (327,680 · 4096 / 2) = 9,446,293,504 / 671,088,640 = 14.07
+    assert max_batch_that_fits(setup) == 14
+    assert step(setup, 14).fits and not step(setup, 15).fits
+    require_fits(setup, [1, 8, 14])
+    with pytest.raises(BadInput, match=r"batches 64, 512 do not fit .* the largest batch that fits is 14$"):
+        require_fits(setup, [1, 8, 64, 512])
+
+
+def test_weights_that_do_not_fit():
+    setup = DecodeSetup(LLAMA_70B, H100, tp=1)
+    assert max_batch_that_fits(setup) == 0
+    with pytest.raises(BadInput, match="weights need 141 GB per device .* so no batch fits"):
+        require_fits(setup, [1])
+
+
+def test_unknown_memory_is_not_checked():
+    hw = Hardware("no memory size", {"bf16": 1e12}, 1e11)
+    setup = DecodeSetup(LLAMA_70B, hw)
+    assert max_batch_that_fits(setup) is None and step(setup, 1).fits is None
+    require_fits(setup, [10**6])
+
+
+# ---- bad input ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(tp=3), "tensor parallel degree 3 does not divide Llama-3-8B's 8 KV heads"),
+        (dict(tp=16), "degree 16 does not divide"),
+        (dict(tp=0), "tensor parallel degree must be a positive integer"),
+        (dict(context=0), "context must be a positive integer"),
+        (dict(context=-4), "context must be a positive integer"),
+        (dict(dtype="int2"), "unknown weight dtype"),
+        (dict(kv_dtype="int4"), "unknown KV-cache dtype"),
+        (dict(interconnect=0.0), "interconnect bandwidth must be positive"),
+        (dict(interconnect=math.inf), "interconnect bandwidth must be positive"),
+    ],
+)
+def test_bad_setups_are_bad_input(kwargs, match):
+    with pytest.raises(BadInput, match=match):
+        DecodeSetup(LLAMA_8B, H100, **kwargs)
+
+
+@pytest.mark.parametrize("batch", [0, -1, 1.5, True])
+def test_bad_batch_is_bad_input(batch):
+    with pytest.raises(BadInput, match="batch must be a positive integer"):
+        step(DecodeSetup(LLAMA_8B, H100), batch)
+
+
+def test_estimate_needs_batches():
+    with pytest.raises(BadInput, match="no batch sizes"):
+        estimate(DecodeSetup(LLAMA_8B, H100), [])
+
+
+# ---- properties -----------------------------------------------------------------------------------
+
+
+@st.composite
+def setups(draw, context=None):
+    kv_heads = draw(st.integers(1, 8))
+    heads = kv_heads * draw(st.integers(1, 4))
+    experts = draw(st.sampled_from([1, 1, 4, 8]))
+    model = ModelShape(
+        name="drawn",
+        layers=draw(st.integers(1, 8)),
+        hidden=draw(st.integers(16, 4096)),
+        heads=heads,
+        kv_heads=kv_heads,
+        head_dim=draw(st.sampled_from([16, 64, 128])),
+        intermediate=draw(st.integers(1, 8192)),
+        vocab=draw(st.integers(1, 100_000)),
+        experts=experts,
+        experts_per_token=draw(st.integers(1, experts)),
+        sliding_window=draw(st.one_of(st.none(), st.integers(1, 8192))),
+        tied_embeddings=draw(st.booleans()),
+    )
+    hw = Hardware(
+        "drawn",
+        {"bf16": draw(st.floats(1e11, 1e16)), "int8": draw(st.floats(1e11, 1e16))},
+        draw(st.floats(1e9, 1e13)),
+        memory_bytes=draw(st.floats(1e8, 1e12)),
+    )
+    return DecodeSetup(
+        model,
+        hw,
+        dtype=draw(st.sampled_from(["fp32", "bf16", "fp8", "int8", "int4"])),
+        kv_dtype=draw(st.sampled_from(["bf16", "fp8"])),
+        context=context if context is not None else draw(st.integers(1, 100_000)),
+        tp=draw(st.sampled_from([t for t in (1, 2, 4, 8) if kv_heads % t == 0])),
+        compute_dtype="bf16",
+    )
+
+
+def _with_context(setup, context):
+    s = setup
+    return DecodeSetup(s.model, s.hardware, s.dtype, s.kv_dtype, context, s.tp, s.compute_dtype, s.interconnect)
+
+
+TOL = 1 + 1e-9
+
+
+@settings(max_examples=150, deadline=None)
+@given(setups(), st.integers(1, 5000), st.integers(1, 5000))
+def test_step_time_is_non_decreasing_in_batch_and_tokens_per_s_too(setup, b1, b2):
+    lo, hi = sorted((b1, b2))
+    a, b = step(setup, lo), step(setup, hi)
+    assert a.step_s <= b.step_s * TOL
+    assert a.tokens_per_s <= b.tokens_per_s * TOL
+
+
+@settings(max_examples=150, deadline=None)
+@given(setups(context=1), st.integers(1, 100_000), st.integers(1, 100_000), st.integers(1, 2000))
+def test_step_time_is_non_decreasing_in_context(setup, c1, c2, batch):
+    lo, hi = sorted((c1, c2))
+    assert step(_with_context(setup, lo), batch).step_s <= step(_with_context(setup, hi), batch).step_s * TOL
+
+
+@settings(max_examples=150, deadline=None)
+@given(setups(context=1), st.integers(1, 100_000), st.integers(1, 100_000))
+def test_crossover_with_kv_is_at_most_without_and_falls_with_context(setup, c1, c2):
+    lo, hi = sorted((c1, c2))
+    near, far = crossover(_with_context(setup, lo)), crossover(_with_context(setup, hi))
+    assert near.batch <= near.without_kv * TOL
+    assert far.batch <= near.batch * TOL
+    if near.compute_bound_from is not None:
+        assert near.compute_bound_from >= near.batch / TOL
+    # Attention's own intensity: 4·heads·head_dim FLOPs per 2·kv_heads·head_dim·bytes KV bytes.
+    m = setup.model
+    attention = 2 * m.heads / (m.kv_heads * setup.bytes_per_kv)
+    if attention < setup.peak / setup.hardware.bandwidth and near.compute_bound_from is None:
+        assert far.compute_bound_from is None  # below the ridge, more context only delays the turn
+    elif attention < setup.peak / setup.hardware.bandwidth and far.compute_bound_from is not None:
+        assert far.compute_bound_from >= near.compute_bound_from / TOL
+
+
+@settings(max_examples=150, deadline=None)
+@given(setups())
+def test_the_turn_to_compute_bound_matches_the_step(setup):
+    turn = crossover(setup).compute_bound_from
+    if turn is None:
+        assert step(setup, 10**7).bound == "bandwidth"
+    else:
+        if math.floor(turn * 0.999) >= 1:
+            assert step(setup, math.floor(turn * 0.999)).bound == "bandwidth"
+        assert step(setup, math.ceil(turn * 1.001)).bound == "compute"
+
+
+@settings(max_examples=150, deadline=None)
+@given(setups())
+def test_largest_batch_that_fits_is_the_largest(setup):
+    n = max_batch_that_fits(setup)
+    capacity = setup.hardware.memory_bytes
+    if n > 0:
+        assert setup.memory_needed(n) <= capacity
+    assert setup.memory_needed(n + 1) > capacity
