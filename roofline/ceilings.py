@@ -226,9 +226,12 @@ def measure_ceilings(
     total_bytes: int | None = None,
     gemm_n: int | None = None,
     runs: int = 5,
+    kinds: tuple[str, ...] = tuple(ARRAYS_MOVED),
 ) -> Ceilings:
-    """Bandwidth (copy and triad) and GEMM peaks per dtype, as a measured Hardware."""
-    bw = stream_bandwidth(total_bytes=total_bytes, runs=runs)
+    """Bandwidth (``kinds``, which must include the roof's) and GEMM peaks per dtype, as a measured Hardware."""
+    if CEILING_KERNEL not in kinds:
+        raise BadInput(f"the bandwidth kinds must include {CEILING_KERNEL!r}, the roof")
+    bw = stream_bandwidth(kinds=kinds, total_bytes=total_bytes, runs=runs)
     peaks = {d: gemm_peak(d, gemm_n, runs=max(2, runs // 2)) for d in dtypes}
     return Ceilings(
         bandwidth=bw,

@@ -41,7 +41,7 @@ def decode_gbps(step: DecodeStep) -> float:
 
 def suite_ceilings() -> Ceilings:
     """The ceilings the roofline-fraction tracks divide by (measured once per asv run)."""
-    return measure_ceilings(dtypes=("float32",))
+    return measure_ceilings(dtypes=("float32",), kinds=(CEILING_KERNEL,))
 
 
 def decode_roofline_fraction(step: DecodeStep, ceilings: Ceilings) -> float:
