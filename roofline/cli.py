@@ -190,6 +190,9 @@ def _run_plot(args: argparse.Namespace) -> int:
     check_plot_path(args.output)
     plot_report([_report_from_args(args)], args.output)
     print(f"roofline plot: {args.output.resolve()}")
+    return 0
+
+
 def _add_decode(sub: argparse._SubParsersAction) -> None:
     from .models import KV_BYTES, WEIGHT_BYTES, preset_names
 
@@ -266,12 +269,34 @@ def _run_decode(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_bench(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "bench", help="preflight, asv run, asv publish, then the report and plot (what `make bench` runs)"
+    )
+    p.add_argument("--results", type=Path, default=Path(".asv/results"), help="asv results folder (asv.conf.json's)")
+    p.add_argument("--html", type=Path, default=Path(".asv/html"), help="asv html folder (asv.conf.json's)")
+    p.add_argument("--machine", help="asv machine name (default: this host's name)")
+    p.add_argument(
+        "--python-same",
+        action="store_true",
+        help="run in this Python environment (asv run --python=same) instead of asv's own virtualenv",
+    )
+    p.add_argument("--bench", metavar="REGEX", help="only benchmarks matching REGEX (asv run --bench)")
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    from .bench import run_bench
+
+    return run_bench(args.results, args.html, args.machine, args.python_same, args.bench)
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable[[argparse.Namespace], int]]] = {
     "preflight": (_add_preflight, _run_preflight),
     "cache": (_add_cache, _run_cache),
     "report": (_add_report, _run_report),
     "plot": (_add_plot, _run_plot),
     "decode": (_add_decode, _run_decode),
+    "bench": (_add_bench, _run_bench),
 }
 
 
