@@ -4,14 +4,11 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 RESULTS := .asv/results
 HTML := .asv/html
-# asv runs the committed HEAD in its own virtualenv; "HEAD --max-count=1" also works on a root commit.
-ASV_RANGE ?= HEAD --max-count=1
 
 .PHONY: bench test lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
 
 $(VENV)/.bench-installed: setup.cfg pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[bench]'
@@ -22,12 +19,7 @@ $(VENV)/.test-installed: setup.cfg pyproject.toml tools/install-test-deps.sh | $
 	touch $@
 
 bench: $(VENV)/.bench-installed
-	$(BIN)/roofline preflight --results $(RESULTS)
-	$(BIN)/asv machine --yes
-	rc=0; $(BIN)/asv run --show-stderr "$(ASV_RANGE)" || rc=$$?; \
-	$(BIN)/asv publish || rc=$$((rc ? rc : 1)); \
-	echo "HTML: $(CURDIR)/$(HTML)/index.html  (view with: $(BIN)/asv preview)"; \
-	exit $$rc
+	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML)
 
 test: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools
