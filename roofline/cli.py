@@ -113,9 +113,48 @@ def _run_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_specs(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("specs", help="catalogue devices: ridge point and crossover batch per dtype (datasheet figures)")
+    p.add_argument("names", nargs="*", metavar="NAME", help="device names or aliases (default: every device)")
+    p.add_argument("--dtype", action="append", choices=_dtypes(), help="only this dtype (repeatable)")
+    p.add_argument("--sources", action="store_true", help="also print every figure's source and note")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _dtypes() -> tuple[str, ...]:
+    from .catalogue import DTYPES
+
+    return DTYPES
+
+
+def _run_specs(args: argparse.Namespace) -> int:
+    from . import catalogue
+    from .specs import device_specs, format_specs
+
+    devices, problems = [], []
+    for name in args.names or catalogue.names():
+        try:
+            hw = catalogue.lookup(name)
+        except BadInput as exc:
+            problems.append(str(exc))
+            continue
+        if hw not in devices:
+            devices.append(hw)
+    if not devices:
+        raise BadInput(problems[0] if len(problems) == 1 else f"no catalogue device among the names ({problems[0]})")
+    for problem in problems:
+        print(f"roofline: warning: {problem}", file=sys.stderr)
+    if args.json:
+        emit_json({"devices": [device_specs(hw) for hw in devices]})
+    else:
+        print(format_specs(devices, args.dtype, args.sources))
+    return 0
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable[[argparse.Namespace], int]]] = {
     "preflight": (_add_preflight, _run_preflight),
     "cache": (_add_cache, _run_cache),
+    "specs": (_add_specs, _run_specs),
 }
 
 
