@@ -6,6 +6,9 @@ RESULTS := .asv/results
 HTML := .asv/html
 # asv runs the committed HEAD in its own virtualenv; "HEAD --max-count=1" also works on a root commit.
 ASV_RANGE ?= HEAD --max-count=1
+# The name results are filed under (results/<MACHINE>/); default: the host name, as asv's.
+MACHINE ?=
+MACHINE_FLAG := $(if $(MACHINE),--machine $(MACHINE))
 
 .PHONY: bench test lint clean
 
@@ -23,8 +26,8 @@ $(VENV)/.test-installed: setup.cfg pyproject.toml tools/install-test-deps.sh | $
 
 bench: $(VENV)/.bench-installed
 	$(BIN)/roofline preflight --results $(RESULTS)
-	$(BIN)/asv machine --yes
-	rc=0; $(BIN)/asv run --show-stderr "$(ASV_RANGE)" || rc=$$?; \
+	$(BIN)/roofline machine $(MACHINE_FLAG)
+	rc=0; $(BIN)/asv run --show-stderr $(MACHINE_FLAG) "$(ASV_RANGE)" || rc=$$?; \
 	$(BIN)/asv publish || rc=$$((rc ? rc : 1)); \
 	echo "HTML: $(CURDIR)/$(HTML)/index.html  (view with: $(BIN)/asv preview)"; \
 	exit $$rc
