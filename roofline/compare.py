@@ -152,7 +152,7 @@ def summarize_run(machine: MachineResults, commit: str, warnings: list[str]) -> 
         s.datasheet = s.device
     else:
         s.datasheet = match_host({"cpu": machine.info.get("cpu")})
-    saved = read_measured({**run.params, **machine.info})
+    saved = read_measured({**machine.info, **run.params})  # the keys as they were when this commit ran
     bw = _only(run, BANDWIDTH_CEILING, kind=CEILING_KERNEL)
     if bw is not None:
         s.bandwidth, s.bandwidth_from = bw * 1e9, f"{BANDWIDTH_CEILING} ({CEILING_KERNEL})"

@@ -39,7 +39,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 #: Appended to the throwaway copy's kernels.py in the second commit: every step does its work 4 times.
-SLOWDOWN = '''
+SLOWDOWN = """
 
 # Deliberate regression (test_multimachine): every decode step does the same work four times.
 _step_once = DecodeStep.__call__
@@ -55,7 +55,7 @@ def _four_times(self):
 
 
 DecodeStep.__call__ = _four_times
-'''
+"""
 
 pytestmark = pytest.mark.slow
 
@@ -111,13 +111,24 @@ def suite(tmp_path_factory):
     run([*asv, "publish"], repo, env)
     ARTIFACTS.mkdir(exist_ok=True)
     results = repo / ".asv" / "results"
-    yield {"repo": repo, "results": results, "html": repo / ".asv" / "html", "first": first, "second": second,
-           "env": env, "snapshot": snapshot(results)}
+    yield {
+        "repo": repo,
+        "results": results,
+        "html": repo / ".asv" / "html",
+        "first": first,
+        "second": second,
+        "env": env,
+        "snapshot": snapshot(results),
+    }
 
 
 def compare(suite, *args: str) -> subprocess.CompletedProcess:
-    return run([sys.executable, "-m", "roofline", "compare", str(suite["results"]), *args], suite["repo"],
-               suite["env"], check=False)
+    return run(
+        [sys.executable, "-m", "roofline", "compare", str(suite["results"]), *args],
+        suite["repo"],
+        suite["env"],
+        check=False,
+    )
 
 
 def test_machine_keys_reach_asv_results_and_html(suite):
@@ -224,8 +235,9 @@ def test_published_html_renders_both_machines_in_chromium(suite, served_html, tm
             offsite.append(url)
             return r.abort()
         kind = "text/css" if url.endswith(".css") else "application/javascript"
-        return r.fulfill(status=200, content_type=kind, body=local.read_bytes(),
-                         headers={"Access-Control-Allow-Origin": "*"})
+        return r.fulfill(
+            status=200, content_type=kind, body=local.read_bytes(), headers={"Access-Control-Allow-Origin": "*"}
+        )
 
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch_persistent_context(
