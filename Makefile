@@ -4,6 +4,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 RESULTS := .asv/results
 HTML := .asv/html
+# The name results are filed under (results/<MACHINE>/); default: the host name, as asv's.
+MACHINE ?=
+MACHINE_FLAG := $(if $(MACHINE),--machine $(MACHINE))
 
 .PHONY: bench test lint clean
 
@@ -19,7 +22,7 @@ $(VENV)/.test-installed: setup.cfg pyproject.toml tools/install-test-deps.sh | $
 	touch $@
 
 bench: $(VENV)/.bench-installed
-	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML)
+	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG)
 
 test: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools

@@ -1,9 +1,9 @@
 """`roofline bench`: the whole `make bench` after installation, as one command.
 
-preflight → asv machine file → ``asv run`` → ``asv publish`` → the report and plot from the
-results just recorded. asv runs as a subprocess of this interpreter (``python -m asv``); a
-failed benchmark makes the exit status 1 after everything else has still been published and
-reported, so no result that did run is lost.
+preflight → asv machine file (:func:`roofline.machine.register`) → ``asv run`` →
+``asv publish`` → the report and plot from the results just recorded. asv runs as a
+subprocess of this interpreter (``python -m asv``); a failed benchmark makes the exit status 1
+after everything else has still been published and reported, so no result that ran is lost.
 """
 
 from __future__ import annotations
@@ -28,12 +28,6 @@ def head_commit() -> str:
     return proc.stdout.strip()
 
 
-def machine_name() -> str:
-    import platform
-
-    return platform.node() or "localhost"
-
-
 def run_bench(
     results: Path = Path(".asv/results"),
     html: Path = Path(".asv/html"),
@@ -49,8 +43,9 @@ def run_bench(
     for line in preflight(results):
         print(f"roofline: {line}")
     commit = head_commit()
-    machine = machine or machine_name()
-    _write_machine_file(machine)
+    from .machine import register
+
+    machine, _, _ = register(machine)  # asv's machine file, non-interactively, with roofline's keys
     run = ["run", "--show-stderr", "--machine", machine]
     run += ["--python=same", "--set-commit-hash", commit] if same_python else [f"{commit} --max-count=1"]
     if bench:
@@ -67,12 +62,6 @@ def run_bench(
         print("roofline: some benchmarks failed (see above); the others are recorded", file=sys.stderr)
     _report(results, machine, commit, html)
     return status
-
-
-def _write_machine_file(machine: str) -> None:
-    """asv's machine file, non-interactively."""
-    if _asv("machine", "--yes", "--machine", machine) != 0:
-        raise BadInput("asv could not write its machine file (~/.asv-machine.json)")
 
 
 def _report(results: Path, machine: str, commit: str, html: Path) -> None:

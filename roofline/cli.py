@@ -290,6 +290,147 @@ def _run_bench(args: argparse.Namespace) -> int:
     return run_bench(args.results, args.html, args.machine, args.python_same, args.bench)
 
 
+def _add_specs(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("specs", help="catalogue devices: ridge point and crossover batch per dtype (datasheet figures)")
+    p.add_argument("names", nargs="*", metavar="NAME", help="device names or aliases (default: every device)")
+    p.add_argument("--dtype", action="append", choices=_dtypes(), help="only this dtype (repeatable)")
+    p.add_argument("--sources", action="store_true", help="also print every figure's source and note")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _dtypes() -> tuple[str, ...]:
+    from .catalogue import DTYPES
+
+    return DTYPES
+
+
+def _run_specs(args: argparse.Namespace) -> int:
+    from . import catalogue
+    from .specs import device_specs, format_specs
+
+    devices, problems = [], []
+    for name in args.names or catalogue.names():
+        try:
+            hw = catalogue.lookup(name)
+        except BadInput as exc:
+            problems.append(str(exc))
+            continue
+        if hw not in devices:
+            devices.append(hw)
+    if not devices:
+        raise BadInput(problems[0] if len(problems) == 1 else f"no catalogue device among the names ({problems[0]})")
+    for problem in problems:
+        print(f"roofline: warning: {problem}", file=sys.stderr)
+    if args.json:
+        emit_json({"devices": [device_specs(hw) for hw in devices]})
+    else:
+        print(format_specs(devices, args.dtype, args.sources))
+    return 0
+
+
+def _add_machine(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "machine", help="write this machine's asv entry: asv's keys plus BLAS, GPU, catalogue device, ceilings"
+    )
+    p.add_argument("--machine", help="the name asv files results under (default: the host name, as asv)")
+    p.add_argument("--file", type=Path, help="machine file to update (default: ~/.asv-machine.json, asv's)")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--no-measure", action="store_true", help="skip measuring bandwidth and GEMM peak (~10 s)")
+    group.add_argument("--remeasure", action="store_true", help="measure again even if the entry has figures")
+    p.add_argument("--dry-run", action="store_true", help="print the entry, write nothing")
+    p.add_argument("--json", action="store_true", help="print the entry as JSON")
+
+
+def _run_machine(args: argparse.Namespace) -> int:
+    from . import machine
+
+    path = args.file or machine.machine_file_path()
+    gpu = None  # HOOK(issue 5): gpu = roofline.gpu.gpu_facts()  -- dict with "name", or None without a GPU
+    name, entry, keep = machine.register(
+        args.machine, path, measure=not args.no_measure, remeasure=args.remeasure, write=not args.dry_run, gpu=gpu
+    )
+    if args.json:
+        emit_json(entry)
+        return 0
+    width = max(map(len, entry))
+    for key in sorted(entry):
+        print(f"{key.ljust(width)}  {entry[key]}")
+    kept = " (measured figures kept; --remeasure to measure again)" if keep else ""
+    print(f"{'not written (--dry-run)' if args.dry_run else f'wrote machine {name!r} to {path}'}{kept}")
+    return 0
+
+
+def threshold(text: str) -> float:
+    """'10%' or '0.1' → 0.1."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction (0.1) or a percentage (10%)") from None
+    if not 0 < value < 10:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive fraction such as 0.1, or a percentage")
+    return value
+
+
+def _add_compare(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="machines side by side from asv's results directory; --commits A B gates on regressions",
+        description="Reads RESULTS_DIR (asv's results_dir: <machine>/machine.json, <machine>/*.json, "
+        "benchmarks.json) and writes nothing there. Exit 0, 1 on a regression (--commits), 2 when nothing "
+        "can be answered.",
+    )
+    p.add_argument("results", type=Path, metavar="RESULTS_DIR", help="asv's results directory, e.g. .asv/results")
+    p.add_argument("--machine", action="append", metavar="NAME", help="only this machine (repeatable)")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--commit", metavar="HASH", help="compare machines at this commit (default: each one's latest)")
+    group.add_argument("--commits", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two commits: the CI gate")
+    p.add_argument("--threshold", type=threshold, default=0.10, help="change that counts (default 10%%)")
+    p.add_argument("--plot", type=output_path, metavar="FILE", help="overlay every machine's roofline in one figure")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    from . import compare
+    from .results import read_results
+
+    results = read_results(args.results)
+    if args.plot is not None:
+        if args.commits:
+            raise BadInput("--plot goes with the machine comparison, not with --commits")
+        if args.plot.resolve().is_relative_to(args.results.resolve()):
+            raise BadInput(f"--plot {args.plot}: compare never writes into the results directory")
+    if args.commits:
+        cmp = compare.compare_commits(results, *args.commits, machines=args.machine, threshold=args.threshold)
+        for line in results.warnings + cmp.warnings:
+            print(f"roofline: warning: {line}", file=sys.stderr)
+        if args.json:
+            emit_json(cmp.as_dict())
+        else:
+            print(compare.format_commits(cmp))
+        return 1 if cmp.regressed else 0
+    summaries, warnings = compare.summarize(results, machines=args.machine, commit=args.commit)
+    for line in results.warnings + warnings:
+        print(f"roofline: warning: {line}", file=sys.stderr)
+    if args.plot is not None:
+        from .compare_plot import plot_overlay
+
+        plot_overlay(summaries, args.plot)
+    if args.json:
+        emit_json(
+            {
+                "results": str(args.results),
+                "machines": [s.as_dict() for s in summaries],
+                "warnings": results.warnings + warnings,
+            }
+        )
+    else:
+        print(f"results: {args.results} ({len(summaries)} machine(s))")
+        print(compare.format_summaries(summaries))
+        if args.plot is not None:
+            print(f"plot: {args.plot}")
+    return 0
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable[[argparse.Namespace], int]]] = {
     "preflight": (_add_preflight, _run_preflight),
     "cache": (_add_cache, _run_cache),
@@ -297,6 +438,9 @@ COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable
     "plot": (_add_plot, _run_plot),
     "decode": (_add_decode, _run_decode),
     "bench": (_add_bench, _run_bench),
+    "specs": (_add_specs, _run_specs),
+    "machine": (_add_machine, _run_machine),
+    "compare": (_add_compare, _run_compare),
 }
 
 

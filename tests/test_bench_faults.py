@@ -25,8 +25,9 @@ def project(tmp_path):
 
 
 def bench(repo, env, *extra, timeout=300):
-    return subprocess.run([*BENCH, *extra], cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [*BENCH, *extra], cwd=repo, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
 
 
 def snapshot(folder):
@@ -69,8 +70,15 @@ def test_a_killed_run_leaves_earlier_results_intact(project, sig):
     before = snapshot(repo / ".asv" / "results" / "box")
     (repo / "README.md").write_text("a second commit\n")
     git(repo, "commit", "-qam", "second")
-    proc = subprocess.Popen([*BENCH, "--bench", "DecodeDRAM"], cwd=repo, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [*BENCH, "--bench", "DecodeDRAM"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     lines = []
     deadline = time.monotonic() + 120
     for line in proc.stdout:  # wait until asv is inside the suite

@@ -3,3 +3,23 @@
 set -euo pipefail
 py=${1:?usage: install-test-deps.sh PATH/TO/python}
 "$py" -m pip install -q -e '.[test]'
+
+# The browser test of asv's published HTML runs Debian's Chromium headless (no browser download).
+if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        export DEBIAN_FRONTEND=noninteractive
+        { apt-get update -q && apt-get install -y -q chromium; } >/dev/null ||
+            echo "install-test-deps: apt-get could not install chromium: the browser test will skip" >&2
+    else
+        echo "install-test-deps: /usr/bin/chromium is missing and apt-get needs root: the browser test will skip" >&2
+    fi
+fi
+# asv's HTML loads jQuery, flot and bootstrap from CDNs; the browser test serves the same versions
+# from the npm registry instead (tools/asv_offline_assets.py says which and why).
+venv=$(cd "$(dirname "$py")/.." && pwd)
+if command -v npm >/dev/null; then
+    "$py" tools/asv_offline_assets.py fetch "$venv/asv-www" >/dev/null ||
+        echo "install-test-deps: could not fetch asv's web libraries from npm: the browser test will skip" >&2
+else
+    echo "install-test-deps: npm not found: the browser test will skip" >&2
+fi

@@ -1,0 +1,57 @@
+"""Numbers and tables for people: SI prefixes, significant figures ('3.35 TB/s', 'n/a'), aligned columns."""
+
+from __future__ import annotations
+
+import math
+
+NA = "n/a"
+
+_PREFIXES = (
+    (1e15, "P"),
+    (1e12, "T"),
+    (1e9, "G"),
+    (1e6, "M"),
+    (1e3, "k"),
+    (1.0, ""),
+    (1e-3, "m"),
+    (1e-6, "µ"),
+    (1e-9, "n"),
+)
+
+
+def sig(value: float | None, digits: int = 3, trim: bool = False) -> str:
+    """``value`` to ``digits`` significant figures without an exponent below 1e6 (295.5 → '296'); n/a for None.
+
+    ``trim`` drops trailing zeros after the point (67.00 → '67').
+    """
+    if value is None or not math.isfinite(value):
+        return NA
+    if value == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(value)))
+    decimals = max(0, digits - 1 - exponent)
+    if exponent >= 6:
+        return f"{value:.{digits - 1}e}"
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if trim and "." in text else text
+
+
+def si(value: float | None, unit: str, digits: int = 3, trim: bool = False) -> str:
+    """``value`` in ``unit`` with an SI prefix: si(3.35e12, 'B/s') → '3.35 TB/s'; n/a for None."""
+    if value is None or not math.isfinite(value):
+        return NA
+    for scale, prefix in _PREFIXES:
+        if abs(value) >= scale:
+            return f"{sig(value / scale, digits, trim)} {prefix}{unit}"
+    return f"{sig(value, digits, trim)} {unit}"  # zero, or below a nano
+
+
+def table(rows: list[list[str]], right: set[int] = frozenset()) -> list[str]:
+    """Rows of cells as aligned lines; columns in ``right`` are right-aligned."""
+    if not rows:
+        return []
+    widths = [max(len(r[i]) if i < len(r) else 0 for r in rows) for i in range(max(map(len, rows)))]
+    return [
+        "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(r)).rstrip()
+        for r in rows
+    ]

@@ -1,0 +1,213 @@
+"""The hardware catalogue: contents, sources, validation on load, lookup, host matching, `roofline specs`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from roofline import catalogue
+from roofline.cli import main
+from roofline.errors import BadInput
+from roofline.hardware import H100
+
+REQUIRED = [
+    "H100 SXM",
+    "H100 PCIe",
+    "H200",
+    "A100 SXM 80GB",
+    "B200",
+    "L4",
+    "L40S",
+    "RTX 4090",
+    "MI300X",
+    "MI325X",
+    "TPU v5e",
+    "TPU v5p",
+    "TPU v6e",
+]
+
+
+def test_catalogue_has_the_devices_the_issue_asks_for():
+    names = catalogue.names()
+    assert len(names) >= 15
+    assert set(REQUIRED) <= set(names)
+    kinds = [hw.extra["kind"] for hw in catalogue.devices()]
+    assert sum(hw.extra["vendor"] == "Apple" for hw in catalogue.devices()) >= 2
+    assert "cpu" in kinds
+
+
+def test_every_figure_has_a_unit_a_positive_value_and_a_source():
+    for hw in catalogue.devices():
+        figures = hw.extra["figures"]
+        assert {"bandwidth", "memory"} <= set(figures)
+        assert set(hw.peak_flops) <= set(figures)
+        for name, fig in figures.items():
+            assert fig["value"] > 0, (hw.name, name)
+            assert fig["unit"] in fig["text"], (hw.name, name)
+            assert len(fig["source"]) > 20, (hw.name, name)  # a document title or URL, not a stub
+
+
+def test_peaks_are_dense_and_ordered():
+    for hw in catalogue.devices():
+        chain = [hw.peak_flops[d] for d in ("tf32", "bf16", "fp8") if d in hw.peak_flops]
+        assert chain == sorted(chain), hw.name
+    # NVIDIA prints Tensor figures with sparsity: each one halved says so.
+    for name in ("H100 SXM", "H200", "L4", "L40S", "B200"):
+        notes = catalogue.lookup(name).extra["figures"]["bf16"]["note"]
+        assert "sparsity" in notes and "halved" in notes, name
+
+
+def test_the_lab_h100_stays_the_default():
+    hw = catalogue.lookup("h100")
+    assert hw.name == H100.name
+    assert hw.peak("bf16") == H100.peak("bf16") == 990e12
+    assert hw.bandwidth == H100.bandwidth == 3.35e12
+    assert "989.5" in hw.extra["figures"]["bf16"]["note"]
+
+
+@pytest.mark.parametrize(
+    ("alias", "name"),
+    [
+        ("h100", "H100 SXM"),
+        ("H100-SXM5", "H100 SXM"),
+        ("nvidia h100 sxm", "H100 SXM"),
+        ("MI300X", "MI300X"),
+        ("amd instinct mi300x", "MI300X"),
+        ("tpu-v5e", "TPU v5e"),
+        ("Trillium", "TPU v6e"),
+        ("a100", "A100 SXM 80GB"),
+    ],
+)
+def test_lookup_by_name_or_alias(alias, name):
+    assert catalogue.lookup(alias).name == name
+
+
+def test_unknown_name_names_the_closest_matches():
+    with pytest.raises(BadInput, match=r"unknown device 'H1000' \(closest: H100 SXM"):
+        catalogue.lookup("H1000")
+    with pytest.raises(BadInput, match="known: H100 SXM"):
+        catalogue.lookup("qqqqqq")
+
+
+@pytest.mark.parametrize(
+    ("facts", "name"),
+    [
+        ({"gpu": "NVIDIA H100 80GB HBM3"}, "H100 SXM"),
+        ({"gpu": "NVIDIA H100 PCIe"}, "H100 PCIe"),
+        ({"gpu": "NVIDIA H200"}, "H200"),
+        ({"gpu": "NVIDIA GH200 480GB"}, None),
+        ({"gpu": "NVIDIA L4"}, "L4"),
+        ({"gpu": "NVIDIA A100-SXM4-80GB"}, "A100 SXM 80GB"),
+        ({"gpu": "AMD Instinct MI300X"}, "MI300X"),
+        ({"cpu": "AMD EPYC 9654 96-Core Processor", "gpu": "none"}, "EPYC 9654"),
+        ({"cpu": "Apple M2 Max"}, "M2 Max"),
+        ({"cpu": "Intel(R) Xeon(R) Processor"}, None),
+        ({"cpu": "AMD EPYC 9654 96-Core", "gpu": "NVIDIA L40S"}, "L40S"),
+    ],
+)
+def test_match_host(facts, name):
+    hw = catalogue.match_host(facts)
+    assert (hw.name if hw else None) == name
+
+
+GOOD = """
+[[device]]
+name = "Toy"
+vendor = "Nobody"
+kind = "gpu"
+aliases = ["toy-1"]
+[device.documents]
+sheet = "Toy datasheet, https://example.invalid/toy"
+[device.figures]
+bandwidth = { value = "1 TB/s", source = "sheet" }
+memory = { value = "16 GiB", source = "sheet" }
+tf32 = { value = "50 TFLOP/s", source = "sheet" }
+bf16 = { value = "100 TFLOP/s", source = "sheet", note = "printed 200 with sparsity; halved" }
+int8 = { value = "200 TOP/s", source = "sheet" }
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cat.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_valid_file_loads_with_units_converted(tmp_path):
+    hw = catalogue.load(write(tmp_path, GOOD))["Toy"]
+    assert hw.bandwidth == 1e12 and hw.memory_bytes == 16 * 2**30
+    assert hw.peak_flops == {"tf32": 50e12, "bf16": 100e12, "int8": 200e12}
+    assert hw.extra["figures"]["bf16"]["source"].startswith("Toy datasheet")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('"1 TB/s"', '"1 TFLOP/s"', "is in FLOP/s, expected B/s"),
+        ('"100 TFLOP/s"', '"-100 TFLOP/s"', "cannot read"),
+        ('"100 TFLOP/s"', '"0 TFLOP/s"', "must be positive"),
+        ('"100 TFLOP/s"', "100e12", "write the figure as a string with its unit"),
+        ('"100 TFLOP/s"', '"40 TFLOP/s"', "tf32 peak 50 TFLOP/s exceeds bf16 peak 40 TFLOP/s"),
+        ('"200 TOP/s"', '"200 TFLOP/s"', "expected OP/s"),
+        ('"50 TFLOP/s", source = "sheet"', '"50 TFLOP/s", source = "blog"', "source 'blog' is not one of"),
+        ('bf16 = { value = "100 TFLOP/s", source = "sheet", ', 'bf16 = { value = "100 TFLOP/s", ', "write {"),
+        ('bandwidth = { value = "1 TB/s", source = "sheet" }', "", "missing the bandwidth figure"),
+        ('name = "Toy"', 'name = "Toy"\nspeed = 3', "unknown key(s) speed"),
+        ("[device.figures]", "[device.figures", "not valid TOML"),
+    ],
+)
+def test_invalid_catalogues_are_refused_in_one_line(tmp_path, old, new, message):
+    assert old in GOOD
+    with pytest.raises(BadInput) as err:
+        catalogue.load(write(tmp_path, GOOD.replace(old, new, 1)))
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_two_devices_may_not_share_an_alias(tmp_path):
+    twin = GOOD.replace('name = "Toy"', 'name = "Toy 2"').replace('"toy-1"', '"TOY 1"')
+    with pytest.raises(BadInput, match="both answer to 'toy1'"):
+        catalogue.load(write(tmp_path, GOOD + twin))
+
+
+# ---- roofline specs ---------------------------------------------------------------------------
+
+
+def test_specs_table_rows_for_h100_h200_mi300x(capsys):
+    assert main(["specs", "h100", "H200", "mi300x", "--dtype", "bf16"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line for line in out.splitlines()[2:]}
+    # ridge = crossover at 2 B/param; 1 B/param halves it; 0.5 B/param quarters it.
+    assert re.search(r"990 TFLOP/s\s+3.35 TB/s\s+296\s+296\s+148\s+73.9$", rows["H100"])
+    assert re.search(r"989.5 TFLOP/s\s+4.8 TB/s\s+206\s+206\s+103\s+51.5$", rows["H200"])
+    assert re.search(r"1.307 PFLOP/s\s+5.3 TB/s\s+247\s+247\s+123\s+61.7$", rows["MI300X"])
+
+
+def test_specs_json_has_every_dtype_with_crossovers_and_sources(capsys):
+    assert main(["specs", "H100-SXM5", "--json"]) == 0
+    (dev,) = json.loads(capsys.readouterr().out)["devices"]
+    bf16 = dev["dtypes"]["bf16"]
+    assert bf16["ridge_flop_per_byte"] == pytest.approx(990e12 / 3.35e12)
+    assert bf16["crossover_batch"] == pytest.approx({"bf16": 295.52, "fp8": 147.76, "int4": 73.88}, rel=1e-4)
+    assert set(dev["dtypes"]) == {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8"}
+    assert "datasheet" in bf16["source"]
+
+
+def test_specs_sources_lists_every_figure(capsys):
+    assert main(["specs", "B200", "--sources"]) == 0
+    out = capsys.readouterr().out
+    assert "Source: NVIDIA DGX B200 datasheet" in out and "192 GB" in out
+
+
+def test_specs_unknown_name_is_one_line_exit_2(capsys):
+    assert main(["specs", "h1000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown device 'h1000' (closest: H100 SXM" in err
+
+
+def test_specs_answers_the_valid_names_and_warns_about_the_rest(capsys):
+    assert main(["specs", "h200", "nonsense-gpu"]) == 0
+    captured = capsys.readouterr()
+    assert "H200" in captured.out and "warning: unknown device 'nonsense-gpu'" in captured.err

@@ -1,0 +1,275 @@
+"""The multi-machine workflow for real: two machines, one results directory, asv publish, compare, a browser.
+
+A throwaway git repository holds this working tree. `roofline machine` writes each machine's
+entry (HOME is a temp dir), asv runs the suite at tiny sizes under two machine names
+(--python=same, --set-commit-hash), a second commit deliberately slows the kernel and runs on
+one machine, `asv publish` builds the HTML, `roofline compare` tables the machines and gates the
+commits, and headless Chromium renders the published GFLOP/s graph with both machines.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from asv_fixtures import snapshot
+
+from roofline import catalogue
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "artifacts"
+MACHINES = ("alpha", "beta")
+GFLOPS_TRACK = "decode.DecodeDRAM.track_gflops"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+#: Appended to the throwaway copy's kernels.py in the second commit: every step does its work 4 times.
+SLOWDOWN = """
+
+# Deliberate regression (test_multimachine): every decode step does the same work four times.
+_step_once = DecodeStep.__call__
+
+
+def _four_times(self):
+    start = self._next
+    for _ in range(3):
+        self._next = start
+        _step_once(self)
+    self._next = start
+    return _step_once(self)
+
+
+DecodeStep.__call__ = _four_times
+"""
+
+pytestmark = pytest.mark.slow
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess:
+    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    if check and out.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} exited {out.returncode}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+    return out
+
+
+def git(repo: Path, *args: str) -> str:
+    cmd = ["git", "-c", "user.name=roofline test", "-c", "user.email=test@localhost", *args]
+    return subprocess.run(cmd, cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    """Runs everything once; yields paths, commits and the environment."""
+    tmp = tmp_path_factory.mktemp("multimachine")
+    repo, home = tmp / "repo", tmp / "home"
+    home.mkdir()
+    # This working tree as it is (tracked and new files, not ignored ones), committed in a fresh repo.
+    files = git(ROOT, "ls-files", "-co", "--exclude-standard", "-z").split("\0")
+    for name in filter(None, files):
+        if (ROOT / name).is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, repo / name)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "suite")
+    first = git(repo, "rev-parse", "HEAD")
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "ASV_PYTHONPATH": str(repo),  # asv strips PYTHONPATH; this puts the copy's roofline first
+        "ROOFLINE_N": "256",
+        "ROOFLINE_BATCH": "1,8",
+        "ROOFLINE_CACHE_N": "128",
+        "ROOFLINE_LLC_BYTES": "1M",
+        "ROOFLINE_CACHE_DIR": str(tmp / "cache"),
+    }
+    env.pop("PYTHONPATH", None)
+    py = sys.executable
+    asv = [py, "-m", "asv"]
+    for machine in MACHINES:
+        run([py, "-m", "roofline", "machine", "--machine", machine], repo, env)
+        run([*asv, "run", "--python=same", "--set-commit-hash", first, "--machine", machine], repo, env)
+    (repo / "roofline" / "kernels.py").write_text((repo / "roofline" / "kernels.py").read_text() + SLOWDOWN)
+    git(repo, "commit", "-q", "-am", "slow kernel")
+    second = git(repo, "rev-parse", "HEAD")
+    run([*asv, "run", "--python=same", "--set-commit-hash", second, "--machine", "alpha"], repo, env)
+    run([*asv, "publish"], repo, env)
+    ARTIFACTS.mkdir(exist_ok=True)
+    results = repo / ".asv" / "results"
+    yield {
+        "repo": repo,
+        "results": results,
+        "html": repo / ".asv" / "html",
+        "first": first,
+        "second": second,
+        "env": env,
+        "snapshot": snapshot(results),
+    }
+
+
+def compare(suite, *args: str) -> subprocess.CompletedProcess:
+    return run(
+        [sys.executable, "-m", "roofline", "compare", str(suite["results"]), *args],
+        suite["repo"],
+        suite["env"],
+        check=False,
+    )
+
+
+def test_machine_keys_reach_asv_results_and_html(suite):
+    for machine in MACHINES:
+        info = json.loads((suite["results"] / machine / "machine.json").read_text())
+        assert info["machine"] == machine and info["blas"] and info["device"] in ["none", *catalogue.names()]
+        assert re.fullmatch(r"[\d.]+ GB/s", info["measured_bandwidth"]), info
+    index = json.loads((suite["html"] / "index.json").read_text())
+    assert index["params"]["machine"] == list(MACHINES)
+    assert {"blas", "blas_threads", "gpu", "device", "measured_bandwidth"} <= set(index["params"])
+
+
+def test_compare_tables_both_machines(suite):
+    out = compare(suite, "--commit", suite["first"][:10])
+    assert out.returncode == 0, out.stderr
+    (ARTIFACTS / "compare-two-machines.txt").write_text(out.stdout)
+    rows = {line.strip().split("  ")[0]: line.split() for line in out.stdout.splitlines()}
+    assert rows["machine"][-2:] == list(MACHINES)
+    assert rows["commit"][-2:] == [suite["first"][:8]] * 2
+    for label in ("n=256 batch=1", "n=256 batch=8", "ridge point", "bandwidth (measured)"):
+        assert "n/a" not in rows[label], (label, out.stdout)
+    data = json.loads(compare(suite, "--commit", suite["first"][:10], "--json").stdout)
+    for m in data["machines"]:
+        gflops = {p["batch"]: p["gflops"] for p in m["decode_gflops"]["DRAM"]}
+        assert gflops[8] > gflops[1] > 0  # the same weights do more work per byte at batch 8
+
+
+def test_compare_plot_overlays_both(suite):
+    path = ARTIFACTS / "compare-two-machines.png"
+    out = compare(suite, "--commit", suite["first"][:10], "--plot", str(path))
+    assert out.returncode == 0, out.stderr
+    assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_commits_gate_catches_the_deliberate_regression(suite):
+    before, after = suite["first"][:10], suite["second"][:10]
+    out = compare(suite, "--commits", before, after)
+    (ARTIFACTS / "compare-commits-regression.txt").write_text(out.stdout + out.stderr)
+    assert out.returncode == 1, out.stdout + out.stderr
+    gflops = [line for line in out.stdout.splitlines() if GFLOPS_TRACK in line]
+    assert len(gflops) == 2 and all("REGRESSION (higher is better)" in line for line in gflops), out.stdout
+    times = [line for line in out.stdout.splitlines() if "DecodeDRAM.time_decode_step" in line]
+    assert all("REGRESSION (lower is better)" in line for line in times), out.stdout
+    assert "machine beta: no results for commit" in out.stderr  # beta ran only the first commit
+    back = compare(suite, "--commits", after, before, "--machine", "alpha")
+    assert back.returncode == 0 and "IMPROVEMENT (higher is better)" in back.stdout
+
+
+def test_compare_never_wrote_into_the_results(suite):
+    assert snapshot(suite["results"]) == suite["snapshot"]  # runs after the compare tests above
+
+
+# ---- the published HTML in a browser -----------------------------------------------------------
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest's output clean
+        pass
+
+
+@pytest.fixture
+def served_html(suite):
+    handler = functools.partial(_QuietHandler, directory=str(suite["html"]))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_published_html_renders_both_machines_in_chromium(suite, served_html, tmp_path):
+    if not CHROMIUM.exists():
+        pytest.skip("no /usr/bin/chromium (tools/install-test-deps.sh installs Debian's chromium as root)")
+    playwright = pytest.importorskip("playwright.sync_api", reason="playwright's Python package (the test extra)")
+    sys.path.insert(0, str(ROOT / "tools"))
+    import asv_offline_assets as assets
+
+    vendor = Path(sys.prefix) / "asv-www"
+    if not all(assets.local_path(vendor, url).is_file() for url in assets.ASSETS):
+        pytest.skip(f"asv's CDN libraries not in {vendor} (tools/install-test-deps.sh fetches them from npm)")
+    index_html = (suite["html"] / "index.html").read_text()
+    errors: list[str] = []
+    offsite: list[str] = []
+
+    def route(r):
+        url = r.request.url
+        if url.startswith(served_html):
+            if url.split("#")[0].rstrip("/") in (served_html, f"{served_html}/index.html"):
+                # Drop the integrity attribute only where the npm file is not the CDN's byte for byte.
+                html = index_html
+                for cdn in assets.ASSETS:
+                    data = assets.local_path(vendor, cdn).read_bytes()
+                    tag = re.search(rf'<[^>]*"{re.escape(cdn)}"[^>]*>', html)
+                    m = re.search(r'integrity="(sha\d+)-[^"]+"', tag.group(0)) if tag else None
+                    if m and f'integrity="{assets.sri(data, m.group(1))}"' not in tag.group(0):
+                        html = html.replace(tag.group(0), tag.group(0).replace(m.group(0), ""))
+                return r.fulfill(status=200, content_type="text/html", body=html)
+            return r.continue_()
+        local = assets.local_path(vendor, url)
+        if local is None:
+            offsite.append(url)
+            return r.abort()
+        kind = "text/css" if url.endswith(".css") else "application/javascript"
+        return r.fulfill(
+            status=200, content_type=kind, body=local.read_bytes(), headers={"Access-Control-Allow-Origin": "*"}
+        )
+
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),  # a fresh --user-data-dir
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 900},
+        )
+        try:
+            page = browser.new_page()
+            page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
+            page.on("console", lambda msg: errors.append(f"console: {msg.text}") if msg.type == "error" else None)
+            page.route("**/*", route)
+            page.goto(f"{served_html}/index.html#{GFLOPS_TRACK}", wait_until="load")
+            page.wait_for_selector("#main-graph canvas.flot-base", timeout=30_000)
+            page.wait_for_function(
+                "() => { const p = $('#main-graph').data('plot');"
+                " return p && p.getData().filter(s => s.data.length > 0).length >= 2; }",
+                timeout=30_000,
+            )
+            buttons = page.eval_on_selector_all(
+                "#graphdisplay-state-params .panel",
+                "panels => panels.filter(p => p.textContent.trim().startsWith('machine')).flatMap(p =>"
+                " [...p.querySelectorAll('a.btn')].map(b => [b.textContent, b.classList.contains('active')]))",
+            )
+            labels = page.evaluate("() => $('#main-graph').data('plot').getData().map(s => s.label)")
+            page.screenshot(path=str(ARTIFACTS / "asv-html-two-machines.png"), full_page=True)
+        finally:
+            browser.close()
+    assert errors == [], errors
+    assert offsite == [], f"requests left localhost unserved: {offsite}"
+    assert sorted(buttons) == [["alpha", True], ["beta", True]], buttons  # both machines selectable, selected
+    for machine in MACHINES:  # a plotted series of each machine
+        assert any(f"machine-{machine}" in (label or "") for label in labels), labels
