@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .decode_model import DecodeEstimate, size_text
-from .errors import BadInput
 from .hardware import Hardware
 
 #: The --hardware value that means "the ceilings measured on this machine".
@@ -22,12 +21,8 @@ def resolve_hardware(name: str) -> Hardware:
         if hw.memory_bytes is not None:
             return hw
         return replace(hw, memory_bytes=total_memory_bytes(), source=f"{hw.source}; memory: total RAM")
-    try:
-        from .catalogue import lookup
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__package__}.catalogue":
-            raise
-        raise BadInput(f"no hardware catalogue in this build to look up {name!r}: use --hardware local") from None
+    from .catalogue import lookup
+
     return lookup(name)
 
 

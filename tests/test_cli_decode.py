@@ -237,7 +237,6 @@ def test_python_dash_m_bad_input_is_one_line_and_exit_2():
 
 
 def test_catalogue_h100(capsys):
-    pytest.importorskip("roofline.catalogue", reason="roofline.catalogue (issue 4) is not in this build yet")
     code, out, err = run(
         capsys, "--model", "llama-3-70b", "--hardware", "h100", "--tp", "2", "--batch", "1,8", "--json"
     )
@@ -248,13 +247,6 @@ def test_catalogue_h100(capsys):
 
 
 def test_catalogue_unknown_hardware_is_one_line(capsys):
-    pytest.importorskip("roofline.catalogue", reason="roofline.catalogue (issue 4) is not in this build yet")
     code, out, err = run(capsys, "--model", "llama-3-8b", "--hardware", "h10")
     assert_one_line_error(code, out, err)
     assert "h100" in err.lower()
-
-
-def test_without_a_catalogue_a_name_is_one_line(capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "roofline.catalogue", None)  # import fails as if the module were absent
-    code, out, err = run(capsys, "--model", "llama-3-8b", "--hardware", "h100")
-    assert_one_line_error(code, out, err)

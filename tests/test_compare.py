@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from asv_fixtures import full_values, snapshot, two_machines, write_benchmarks, write_machine, write_run
 
 from roofline import compare
 from roofline.cli import main
 from roofline.results import read_results
+
+from .asv_fixtures import full_values, snapshot, two_machines, write_benchmarks, write_machine, write_run
 
 A, B, C = "a" * 40, "b" * 40, "c" * 40
 

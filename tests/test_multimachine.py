@@ -21,9 +21,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from asv_fixtures import snapshot
 
 from roofline import catalogue
+
+from .asv_fixtures import snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"

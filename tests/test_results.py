@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from asv_fixtures import full_values, snapshot, two_machines, write_benchmarks, write_machine, write_run
 
 from roofline.errors import BadInput
 from roofline.results import parse_param, read_results
+
+from .asv_fixtures import full_values, snapshot, two_machines, write_benchmarks, write_machine, write_run
 
 A, B = "a" * 40, "b" * 40
 
