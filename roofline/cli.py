@@ -57,17 +57,22 @@ def int_list(text: str) -> list[int]:
 
 
 def output_path(text: str) -> Path:
-    """A file to write: its folder must exist and be writable."""
+    """A file to write: its folder must exist and take a new file (tried, then removed)."""
+    import os
+    import tempfile
+
     path = Path(text)
     folder = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text} is a directory, not a file")
     if not folder.is_dir():
         raise argparse.ArgumentTypeError(f"folder {folder} does not exist")
-    import os
-
-    if not os.access(folder, os.W_OK):
-        raise argparse.ArgumentTypeError(f"folder {folder} is not writable")
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".roofline-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"folder {folder} is not writable ({exc.strerror or exc})") from None
     return path
 
 

@@ -152,8 +152,11 @@ def merge_entry(old: Mapping[str, object], new: Mapping[str, str], keep_measured
 def write_machine_file(path: Path, entries: Mapping[str, object]) -> None:
     """Write all ``entries`` (every machine's) atomically, in asv's layout (sorted, indented, versioned)."""
     data = {**entries, "version": MACHINE_FILE_VERSION}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".asv-machine.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".asv-machine.", suffix=".tmp")
+    except OSError as exc:
+        raise BadInput(f"cannot write the machine file {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=4, sort_keys=True)
@@ -161,6 +164,9 @@ def write_machine_file(path: Path, entries: Mapping[str, object]) -> None:
         if path.exists():
             os.chmod(tmp, path.stat().st_mode & 0o777)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise BadInput(f"cannot write the machine file {path}: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
