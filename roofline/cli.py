@@ -199,7 +199,7 @@ def _run_plot(args: argparse.Namespace) -> int:
 
 
 def _add_decode(sub: argparse._SubParsersAction) -> None:
-    from .models import KV_BYTES, WEIGHT_BYTES, preset_names
+    from .models import KV_BYTES, SETTABLE_FIELDS, WEIGHT_BYTES, preset_names
 
     p = sub.add_parser("decode", help="tokens/s, bound and crossover batch of an LLM on catalogue or measured hardware")
     p.add_argument("--model", required=True, help=f"a preset ({', '.join(preset_names())}) or 'custom'")
@@ -225,32 +225,17 @@ def _add_decode(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ignore-memory", action="store_true", help="show batches that do not fit instead of refusing")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     g = p.add_argument_group("model shape (with --model custom, or to change a preset)")
-    for name in DECODE_SHAPE_FLAGS:
+    for name in SETTABLE_FIELDS:
         g.add_argument(f"--{name.replace('_', '-')}", type=positive_int, metavar="N")
     g.add_argument("--tied-embeddings", action="store_const", const=True, help="output head shares the embedding")
-
-
-#: Shape flags of ``roofline decode`` (ModelShape fields).
-DECODE_SHAPE_FLAGS = (
-    "layers",
-    "hidden",
-    "heads",
-    "kv_heads",
-    "head_dim",
-    "intermediate",
-    "vocab",
-    "experts",
-    "experts_per_token",
-    "sliding_window",
-)
 
 
 def _run_decode(args: argparse.Namespace) -> int:
     from .decode_model import DecodeSetup, check_inputs, estimate, require_fits
     from .decode_report import format_estimate, resolve_hardware
-    from .models import custom_model, lookup_model
+    from .models import SETTABLE_FIELDS, custom_model, lookup_model
 
-    shape = {f: getattr(args, f) for f in (*DECODE_SHAPE_FLAGS, "tied_embeddings")}
+    shape = {f: getattr(args, f) for f in (*SETTABLE_FIELDS, "tied_embeddings")}
     base = None if args.model.strip().lower() == "custom" else lookup_model(args.model)
     model = custom_model(base, **shape)
     interconnect = args.interconnect * 1e9 if args.interconnect else None

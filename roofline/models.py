@@ -47,6 +47,21 @@ def bytes_per_kv_element(dtype: str) -> float:
     return KV_BYTES[dtype]
 
 
+#: The positive-integer fields of a shape; with ``sliding_window`` (optional) they are the flags a user may set.
+COUNT_FIELDS = (
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "intermediate",
+    "vocab",
+    "experts",
+    "experts_per_token",
+)
+SETTABLE_FIELDS = (*COUNT_FIELDS, "sliding_window")
+
+
 @dataclass(frozen=True)
 class ModelShape:
     """A decoder-only transformer's shape.
@@ -71,17 +86,7 @@ class ModelShape:
     aliases: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for f in (
-            "layers",
-            "hidden",
-            "heads",
-            "kv_heads",
-            "head_dim",
-            "intermediate",
-            "vocab",
-            "experts",
-            "experts_per_token",
-        ):
+        for f in COUNT_FIELDS:
             _check_count(f"{self.name}: {f.replace('_', ' ')}", getattr(self, f))
         if self.sliding_window is not None:
             _check_count(f"{self.name}: sliding window", self.sliding_window)
