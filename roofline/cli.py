@@ -418,6 +418,78 @@ def _run_compare(args: argparse.Namespace) -> int:
         print(compare.format_summaries(summaries))
         if args.plot is not None:
             print(f"plot: {args.plot}")
+
+
+def _add_backends(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("backends", help="which backends and dtypes run here, and why not where they don't")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def _run_backends(args: argparse.Namespace) -> int:
+    from .backends import inventory, torch_threads
+    from .gpu import gpu_facts
+
+    rows, gpu = inventory(), gpu_facts()
+    if args.json:
+        emit_json({"backends": rows, "gpu": gpu, "torch_threads": torch_threads()})
+        return 0
+    for r in rows:
+        print(f"{r['backend']:>10} {r['dtype']:>5}  {'yes' if r['available'] else 'no: ' + str(r['reason'])}")
+    if gpu:
+        print(f"GPU: {gpu['gpu']}, {gpu['gpu_sm_count']} SMs, {gpu['gpu_memory_bytes'] / 2**30:.0f} GiB")
+    return 0
+
+
+def _dtype_list(text: str) -> list[str]:
+    from .params import dtypes_from
+
+    try:
+        return list(dtypes_from(text, "list"))
+    except BadInput as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("list: ")) from None
+
+
+def _add_gpu(sub: argparse._SubParsersAction) -> None:
+    from .gpu_ceilings import GPU_DTYPES
+    from .gpu_run import GPU_SWEEP_BATCHES, GPU_SWEEP_N
+
+    p = sub.add_parser("gpu", help="measure the CUDA GPU: ceilings, overhead, decode sweep and crossover")
+    p.add_argument("--dtypes", type=_dtype_list, default=list(GPU_DTYPES), help="default " + ",".join(GPU_DTYPES))
+    p.add_argument("--n", type=int_list, default=list(GPU_SWEEP_N), help="sizes (default 8192,16384)")
+    p.add_argument("--batch", type=int_list, default=list(GPU_SWEEP_BATCHES), help="sweep batches (default 1..4096)")
+    p.add_argument("--sweep-dtype", type=_dtype_list, default=["bf16"], help="dtype of the batch sweep (default bf16)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("-o", "--output", type=output_path, metavar="FILE", help="also write the JSON to FILE (a new file)")
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+
+
+def _run_gpu(args: argparse.Namespace) -> int:
+    from .gpu_run import gpu_roofline, render_gpu_text
+
+    if args.output is not None and args.output.exists():
+        raise BadInput(f"{args.output} exists; roofline never overwrites a result (choose a new name)")
+    if len(args.sweep_dtype) != 1:
+        raise BadInput("--sweep-dtype takes one dtype")
+
+    def progress(msg: str) -> None:
+        if not args.no_progress:
+            print(f"roofline gpu: {msg}", file=sys.stderr, flush=True)
+
+    from .errors import BackendUnavailable
+
+    try:
+        run = gpu_roofline(
+            dtypes=args.dtypes, sizes=args.n, batches=args.batch, sweep_dtype=args.sweep_dtype[0], progress=progress
+        )
+    except BackendUnavailable as exc:
+        raise BackendUnavailable(f"no CUDA GPU to measure: {exc}") from None
+    if args.output is not None:
+        with open(args.output, "x") as f:
+            json.dump(run, f, indent=2, sort_keys=True, allow_nan=False, default=str)
+    if args.json:
+        emit_json(run)
+    else:
+        print(render_gpu_text(run))
     return 0
 
 
@@ -431,6 +503,8 @@ COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable
     "specs": (_add_specs, _run_specs),
     "machine": (_add_machine, _run_machine),
     "compare": (_add_compare, _run_compare),
+    "backends": (_add_backends, _run_backends),
+    "gpu": (_add_gpu, _run_gpu),
 }
 
 

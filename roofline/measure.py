@@ -6,7 +6,7 @@ import sys
 from dataclasses import asdict, dataclass
 
 from .kernels import DecodeStep, Regime, decode_step
-from .timing import Timing, time_calls
+from .timing import time_calls
 
 
 @dataclass(frozen=True)
@@ -26,14 +26,28 @@ class DecodeMeasurement:
     calls_per_sample: int
     pool_bytes: int
     llc_bytes: int
+    # Beside numpy: which backend ran it, how it was timed ("host", "cuda-graph", "cuda-events"),
+    # the weights' storage bytes per parameter and the threads of its library (None if unknown).
+    backend: str = "numpy"
+    timer: str = "host"
+    bytes_per_param: int | None = None
+    threads: int | None = None
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
 def measure_step(step: DecodeStep, repeats: int = 7, warmup: int = 2) -> DecodeMeasurement:
-    """Time an already validated step (see :func:`roofline.kernels.decode_step`)."""
-    t: Timing = time_calls(step, repeats=repeats, warmup=warmup)
+    """Time an already validated step (see :func:`roofline.kernels.decode_step`).
+
+    A step with a ``time`` method (the torch steps) times itself: host clock on CPU, a CUDA
+    graph or events on a GPU; any other is timed here on the host clock.
+    """
+    timer = "host"
+    if hasattr(step, "time"):
+        t, timer = step.time(repeats=repeats, warmup=warmup)
+    else:
+        t = time_calls(step, repeats=repeats, warmup=warmup)
     m = DecodeMeasurement(
         n=step.n,
         batch=step.batch,
@@ -48,10 +62,14 @@ def measure_step(step: DecodeStep, repeats: int = 7, warmup: int = 2) -> DecodeM
         calls_per_sample=t.number,
         pool_bytes=step.pool_bytes,
         llc_bytes=step.llc_bytes,
+        backend=getattr(step, "backend", "numpy"),
+        timer=timer,
+        bytes_per_param=getattr(step, "bytes_per_param", step.itemsize),
+        threads=getattr(step, "threads", None),
     )
     if t.noisy:
         print(
-            f"roofline: noisy timing for n={m.n} batch={m.batch}: spread {m.spread:.2f} (> 1.15)",
+            f"roofline: noisy timing for {m.backend} n={m.n} batch={m.batch}: spread {m.spread:.2f} (> 1.15)",
             file=sys.stderr,
         )
     return m

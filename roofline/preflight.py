@@ -36,9 +36,20 @@ def preflight(results: Path = Path(".asv/results")) -> list[str]:
     largest = max(pool_count(n, itemsize, llc) * n * n * itemsize for n in sizes)
     check_fits(largest, f"the DRAM weight pool ({max(sizes)}×{max(sizes)} float32)")
     check_results_dir(results)
+    backend_plan = backends_plan()
     return [
         f"n: {', '.join(map(str, sizes))}; batch: {', '.join(map(str, batches))}; "
         f"cache-resident n: {', '.join(map(str, cache_sizes))}",
         f"LLC {llc / 2**20:.0f} MiB (from {source}); DRAM pool up to {largest / 2**20:.0f} MiB",
         f"results: {results}",
+    ] + backend_plan
+
+
+def backends_plan() -> list[str]:
+    """Validate the backend and GPU classes' variables; one line on what they will run."""
+    b_n, b_b = params.backend_sizes(), params.backend_batches()
+    g_d, g_n, g_b = params.gpu_dtypes(), params.gpu_sizes(), params.gpu_batches()
+    return [
+        f"backends (numpy, torch-cpu): n {', '.join(map(str, b_n))}; batch {', '.join(map(str, b_b))}; "
+        f"CUDA: {', '.join(g_d)} × n {', '.join(map(str, g_n))} × batch {', '.join(map(str, g_b))}"
     ]
