@@ -104,9 +104,15 @@ def _check(repeats: int, warmup: int, min_sample_s: float) -> None:
         raise BadInput(f"repeats must be ≥ 1, warmup ≥ 0 and min_sample_s > 0, got {repeats}, {warmup}, {min_sample_s}")
 
 
-def _span(device: Device, fn: Callable[[], object], times: int) -> float:
-    """Seconds between two events around ``times`` calls of ``fn`` (synchronized)."""
+def _span(device: Device, fn: Callable[[], object], times: int, prime: bool = False) -> float:
+    """Seconds between two events around ``times`` calls of ``fn`` (synchronized).
+
+    ``prime``: one untimed call first, so the device is busy when the start event is recorded
+    and the timed calls queue up behind it: no launch latency inside the span.
+    """
     start, end = device.event(), device.event()
+    if prime:
+        fn()
     start.record()
     for _ in range(times):
         fn()
@@ -135,18 +141,20 @@ def time_events(
 ) -> Timing:
     """Events around ``number`` back-to-back calls per sample; the launch cost is amortized.
 
-    ``single_call`` is one call between two events after the device went idle (latency
-    included). ``number`` comes from a trial of 8 back-to-back calls and is rounded up to
-    ``multiple`` (the weight pool's size, so every sample reads every matrix equally).
+    Each sample's calls queue behind one untimed call, so what the events see is the device
+    running them back to back: the larger of kernel time and launch rate. ``single_call`` is
+    one call between two events after the device went idle (launch latency included).
+    ``number`` comes from a trial of 8 calls and is rounded up to ``multiple`` (the weight
+    pool's size, so every sample reads every matrix equally).
     """
     _check(repeats, warmup, min_sample_s)
     for _ in range(warmup):
         fn()
     device.synchronize()
     single = _span(device, fn, 1)
-    trial = _span(device, fn, 8) / 8
+    trial = _span(device, fn, 8, prime=True) / 8
     number = _calls_for(trial, min_sample_s, multiple)
-    samples = [_span(device, fn, number) / number for _ in range(repeats)]
+    samples = [_span(device, fn, number, prime=True) / number for _ in range(repeats)]
     if min(samples) <= 0:
         raise BadInput("device samples of zero length: the events are too coarse for this kernel")
     return Timing(per_call=tuple(samples), number=number, single_call=single)
@@ -162,7 +170,8 @@ def time_graph(
 ) -> Timing:
     """Capture ``number`` calls into one CUDA graph and time its replays with events.
 
-    Each sample is one replay; per-call time is the replay's time over ``number``. The graph
+    Each sample is one replay queued behind an untimed one; per-call time is the replay's time
+    over ``number``. The graph
     removes launch overhead and the gaps between kernels: what remains is the device's own
     time per call. ``single_call`` is one eager call between two events, as in :func:`time_events`.
     """
@@ -171,12 +180,12 @@ def time_graph(
         fn()
     device.synchronize()
     single = _span(device, fn, 1)
-    trial = _span(device, fn, 8) / 8
+    trial = _span(device, fn, 8, prime=True) / 8
     number = _calls_for(trial, min_sample_s, multiple)
     replay = device.graph(fn, number)
     replay()  # the first replay uploads the graph
     device.synchronize()
-    samples = [_span(device, replay, 1) / number for _ in range(repeats)]
+    samples = [_span(device, replay, 1, prime=True) / number for _ in range(repeats)]
     if min(samples) <= 0:
         raise BadInput("graph replays of zero length: the events are too coarse for this kernel")
     return Timing(per_call=tuple(samples), number=number, single_call=single)

@@ -32,8 +32,10 @@ GPU_DECODE_BATCHES = (1, 4096)
 
 
 def _free(torch) -> None:
-    torch.cuda.synchronize()
-    torch.cuda.empty_cache()
+    """Finish the last step and hand its memory back before the next is built."""
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
 
 
 def gpu_roofline(

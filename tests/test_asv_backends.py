@@ -1,0 +1,88 @@
+"""asv end to end on benchmarks/backends.py: absent backends are skipped (null) and asv exits 0."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ASV = Path(sys.executable).with_name("asv")
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: int = 240) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.slow
+def test_asv_run_skips_absent_backends(tmp_path):
+    if not ASV.exists() or shutil.which("git") is None:
+        pytest.skip("asv or git is not installed here")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, timeout=60)
+    # asv.conf.json names the branch "main"; a clone of a feature branch may not have it.
+    subprocess.run(["git", "checkout", "-q", "-B", "main"], cwd=clone, check=True, timeout=60)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True).stdout.strip()
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "ASV_PYTHONPATH": str(clone),  # asv drops PYTHONPATH; this reaches the benchmark processes
+        "ROOFLINE_LLC_BYTES": "1M",
+        "ROOFLINE_CACHE_DIR": str(tmp_path / "cache"),
+        "ROOFLINE_BACKEND_N": "256",
+        "ROOFLINE_BACKEND_BATCH": "1",
+        "ROOFLINE_GPU_N": "256",
+        "ROOFLINE_GPU_BATCH": "1",
+        "ROOFLINE_GPU_DTYPES": "bf16,fp8",
+    }
+    r = run([str(ASV), "machine", "--yes", "--machine", "t"], clone, env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run(
+        [str(ASV), "run", "--python=same", "--set-commit-hash", commit, "--bench", "backends", "--machine", "t"],
+        clone,
+        env,
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    files = [p for p in (clone / ".asv" / "results" / "t").glob("*.json") if p.name != "machine.json"]
+    assert len(files) == 1
+    results = json.loads(files[0].read_text())["results"]
+
+    def values(name: str) -> list:
+        return results[f"backends.{name}"][0]
+
+    # BackendDecode: (numpy, torch-cpu) × (fp32, bf16) × n 256 × batch 1, flattened in that order.
+    gflops = values("BackendDecode.track_gflops")
+    numpy_fp32, numpy_bf16, torch_fp32, torch_bf16 = gflops
+    assert isinstance(numpy_fp32, float) and numpy_fp32 > 0
+    assert numpy_bf16 is None  # numpy has no bf16: skipped
+    for v in (torch_fp32, torch_bf16):
+        assert (isinstance(v, float) and v > 0) if HAS_TORCH else v is None
+    cuda = values("CudaDecode.track_gflops")  # (bf16, fp8) × 256 × 1
+    assert len(cuda) == 2
+    if cuda_here():
+        assert all(v is None or v > 0 for v in cuda)
+    else:
+        assert cuda == [None, None]  # absent: skipped, and asv still exited 0
+    overhead = values("CallOverhead.track_single_call")  # numpy, torch-cpu, torch-cuda
+    assert overhead[0] > 0 and (overhead[1] is not None) == HAS_TORCH
+    assert (overhead[2] is not None) == cuda_here()
+
+
+def cuda_here() -> bool:
+    from roofline.backends import available
+    from roofline.errors import BackendUnavailable
+
+    try:
+        available("torch-cuda", "bf16")
+        return True
+    except BackendUnavailable:
+        return False

@@ -1,0 +1,153 @@
+"""Device timing and CUDA facts, tested on CPU with a simulated device (no torch needed)."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+
+from roofline import gpu
+from roofline.errors import BadInput
+
+
+class FakeDevice:
+    """A stream with a host clock and a device clock, in seconds.
+
+    Each eager call costs the host ``launch`` seconds, then runs ``kernel`` seconds on the
+    device once both are free; a graph replay is one launch for all its calls, with no gaps.
+    Events complete when the stream reaches them.
+    """
+
+    def __init__(self, kernel: float, launch: float, capture_fails: bool = False):
+        self.kernel, self.launch, self.capture_fails = kernel, launch, capture_fails
+        self.host = self.device = 0.0
+        self.calls = 0
+
+    def fn(self) -> None:
+        self.host += self.launch
+        self.device = max(self.device, self.host) + self.kernel
+        self.calls += 1
+
+    def event(self):
+        dev = self
+
+        class Event:
+            def record(self) -> None:
+                dev.device = max(dev.device, dev.host)
+                self.t = dev.device
+
+            def elapsed_time(self, end) -> float:
+                return (end.t - self.t) * 1e3
+
+        return Event()
+
+    def synchronize(self) -> None:
+        self.host = max(self.host, self.device)
+
+    def graph(self, fn, calls):
+        if self.capture_fails:
+            raise RuntimeError("capture not supported")
+        dev = self
+
+        def replay() -> None:
+            dev.host += dev.launch
+            dev.device = max(dev.device, dev.host) + calls * dev.kernel
+
+        return replay
+
+
+def test_events_amortize_launches_when_the_kernel_is_longer():
+    dev = FakeDevice(kernel=35e-6, launch=20e-6)
+    t = gpu.time_events(dev.fn, dev, repeats=5, warmup=2, min_sample_s=0.005)
+    assert t.median == pytest.approx(35e-6, rel=0.01)  # launches hide behind the kernels
+    assert t.single_call == pytest.approx(55e-6, rel=1e-6)  # latency + kernel, as timed alone
+    assert t.number * t.median >= 0.005 * 0.99
+
+
+def test_events_are_launch_bound_when_launches_are_slower():
+    dev = FakeDevice(kernel=5e-6, launch=12e-6)
+    t = gpu.time_events(dev.fn, dev, repeats=3, warmup=1)
+    assert t.median == pytest.approx(12e-6, rel=0.01)
+
+
+def test_graph_replay_removes_launch_gaps():
+    dev = FakeDevice(kernel=5e-6, launch=12e-6)
+    t = gpu.time_graph(dev.fn, dev, repeats=3, warmup=1, min_sample_s=0.001)
+    assert t.median == pytest.approx(5e-6, rel=0.01)
+    assert t.single_call == pytest.approx(17e-6, rel=1e-6)
+
+
+def test_calls_per_sample_round_up_to_the_pool():
+    dev = FakeDevice(kernel=1e-3, launch=1e-6)
+    t = gpu.time_events(dev.fn, dev, repeats=2, warmup=0, min_sample_s=0.005, multiple=3)
+    assert t.number % 3 == 0 and t.number >= 5
+
+
+def test_time_device_falls_back_to_events_and_says_so():
+    dev = FakeDevice(kernel=5e-6, launch=1e-6, capture_fails=True)
+    t, method = gpu.time_device(dev.fn, dev, "graph", repeats=2, warmup=1)
+    assert method == "cuda-events" and t.median == pytest.approx(5e-6, rel=0.01)
+    _, method = gpu.time_device(FakeDevice(5e-6, 1e-6).fn, FakeDevice(5e-6, 1e-6), "graph", repeats=2)
+    assert method == "cuda-graph"
+
+
+@pytest.mark.parametrize("kwargs", [{"repeats": 0}, {"warmup": -1}, {"min_sample_s": 0}])
+def test_bad_timing_arguments_are_bad_input(kwargs):
+    dev = FakeDevice(1e-6, 1e-6)
+    with pytest.raises(BadInput):
+        gpu.time_events(dev.fn, dev, **kwargs)
+    with pytest.raises(BadInput):
+        gpu.time_device(dev.fn, dev, method="nope")
+
+
+def test_parse_smi_reads_numbers_and_not_available():
+    text = "NVIDIA H200, 580.159.04, 1980, 3201, 1980, 3201, 41, 121.50, P0\nbroken line\n"
+    rows = gpu.parse_smi(text)
+    assert rows == [
+        {
+            "name": "NVIDIA H200",
+            "driver_version": "580.159.04",
+            "clocks.sm": 1980.0,
+            "clocks.mem": 3201.0,
+            "clocks.max.sm": 1980.0,
+            "clocks.max.mem": 3201.0,
+            "temperature.gpu": 41.0,
+            "power.draw": 121.5,
+            "pstate": "P0",
+        }
+    ]
+    assert gpu.parse_smi("X, 1, [N/A], N/A, 1, 1, 1, 1, P8")[0]["clocks.mem"] is None
+
+
+def test_gpu_clocks_from_a_fake_nvidia_smi(tmp_path):
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho 'NVIDIA H200, 580.1, 345, 3201, 1980, 3201, 30, 75.0, P0'\n")
+    smi.chmod(smi.stat().st_mode | stat.S_IEXEC)
+    clocks = gpu.gpu_clocks(smi=str(smi))
+    assert clocks["clocks.sm"] == 345.0 and clocks["clocks.max.sm"] == 1980.0
+    assert gpu.gpu_clocks(smi=str(tmp_path / "absent")) is None
+
+
+def test_machine_keys_are_flat_strings():
+    facts = {
+        "gpu": "NVIDIA H200",
+        "gpu_memory_bytes": 150 * 2**30,
+        "gpu_sm_count": 132,
+        "gpu_capability": "9.0",
+        "driver": "580.1",
+        "cuda": "13.0",
+        "torch": "2.11.0",
+        "clocks": {"clocks.max.sm": 1980.0},
+    }
+    keys = gpu.machine_keys(facts)
+    assert keys["gpu"] == "NVIDIA H200" and keys["gpu_sm_count"] == "132" and keys["gpu_memory"] == "150 GiB"
+    assert keys["gpu_max_sm_clock_mhz"] == "1980"
+    assert all(isinstance(v, str) for v in keys.values())
+    assert gpu.machine_keys(None) == {}
+
+
+def test_gpu_facts_none_without_cuda():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present: this checks the CPU-only answer")
+    assert gpu.gpu_facts() is None

@@ -1,0 +1,156 @@
+"""The torch decode step on CPU end to end; CUDA paths run only where CUDA is, else skip saying why."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed (make test installs the CPU build)")
+
+from roofline import backends, regimes, suite_backends  # noqa: E402
+from roofline.errors import BackendUnavailable, BadInput, KernelMismatch  # noqa: E402
+from roofline.measure import measure_step  # noqa: E402
+from roofline.torch_kernels import TOLERANCE, torch_decode_step, validate  # noqa: E402
+
+CUDA = torch.cuda.is_available()
+NO_CUDA = f"CUDA is absent: torch {torch.__version__} here has no GPU (CUDA {torch.version.cuda})"
+HAS_FP8 = hasattr(torch, "_scaled_mm") and hasattr(torch, "float8_e4m3fn")
+
+
+@pytest.fixture(autouse=True)
+def small(monkeypatch, tmp_path):
+    monkeypatch.setenv("ROOFLINE_LLC_BYTES", "1M")
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+@pytest.mark.parametrize("batch", [1, 8])
+def test_torch_cpu_end_to_end(dtype, batch):
+    step = backends.build_step("torch-cpu", dtype, 256, batch)
+    assert step.backend == "torch-cpu" and step.dtype == dtype
+    assert step.pool_bytes >= 4 * 2**20  # ≥ 4× the (1 MiB) LLC
+    assert step.bytes_per_param == backends.DTYPES[dtype].bytes_per_param
+    y = step()
+    assert tuple(y.shape) == (batch, 256)
+    m = measure_step(step, repeats=3)
+    assert m.backend == "torch-cpu" and m.timer == "host" and m.dtype == dtype
+    assert m.threads == torch.get_num_threads()
+    assert m.seconds > 0 and m.single_call_seconds > 0
+    assert m.gflops == pytest.approx(step.flops / m.seconds / 1e9)
+    assert m.gbps == pytest.approx(step.bytes_moved / m.seconds / 1e9)
+
+
+def test_bytes_and_flops_of_one_call():
+    step = torch_decode_step(128, 4, "bf16", "cpu")
+    assert step.flops == 2 * 128 * 128 * 4
+    assert step.bytes_moved == 2 * (128 * 128 + 128 * 4) + 2 * 128 * 4
+    one = torch_decode_step(64, 1, "fp32", "cpu", regime="cache")
+    assert len(one.pool) == 1
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        lambda x, w: torch.nn.functional.linear(x, w) * 1.05,  # 5 % off
+        lambda x, w: torch.nn.functional.linear(x, w.t()),  # transposed weights
+        lambda x, w: torch.nn.functional.linear(x, w) * float("nan"),
+    ],
+)
+def test_validation_catches_a_wrong_kernel(wrong):
+    step = torch_decode_step(128, 4, "fp32", "cpu")
+    step.op = wrong
+    with pytest.raises(KernelMismatch, match="no figure will be reported"):
+        validate(step)
+
+
+def test_tolerances_cover_every_dtype_and_order_by_precision():
+    assert set(TOLERANCE) == set(backends.DTYPES)
+    t = TOLERANCE
+    assert t["fp64"] < t["fp32"] < t["tf32"] <= t["fp16"] < t["bf16"] < t["fp8"]
+    assert t["bf16"] == pytest.approx(1e-2)
+
+
+def test_bf16_error_is_real_and_inside_its_tolerance():
+    """bf16 rounding shows (fp32's tolerance would reject it) yet stays inside bf16's."""
+    err = validate(torch_decode_step(512, 8, "bf16", "cpu"))
+    assert TOLERANCE["fp32"] < err < TOLERANCE["bf16"]
+    assert validate(torch_decode_step(512, 8, "fp32", "cpu")) < TOLERANCE["fp32"]
+
+
+@pytest.mark.skipif(not HAS_FP8, reason=f"torch {torch.__version__} has no float8 _scaled_mm")
+def test_fp8_path_through_scaled_mm_on_cpu():
+    try:
+        step = torch_decode_step(256, 4, "fp8", "cpu")
+    except BackendUnavailable as exc:
+        pytest.skip(f"fp8 _scaled_mm unavailable on this CPU build: {exc}")
+    assert step.itemsize == 1 and step.out_itemsize == 2 and len(step.w_scales) == len(step.pool)
+    err = validate(step)
+    assert 0 < err < TOLERANCE["fp8"]
+    y = step()
+    assert y.dtype == torch.bfloat16
+    with pytest.raises(BackendUnavailable, match="divisible by 16"):
+        torch_decode_step(100, 1, "fp8", "cpu")
+
+
+def test_bad_shapes_and_names_are_bad_input():
+    with pytest.raises(BadInput):
+        torch_decode_step(0, 1, "fp32", "cpu")
+    with pytest.raises(BadInput, match="unknown dtype"):
+        torch_decode_step(64, 1, "int8", "cpu")
+
+
+@pytest.mark.skipif(CUDA, reason="a CUDA device is present: this checks the CPU-only answer")
+def test_cuda_request_without_cuda_is_a_stated_skip():
+    with pytest.raises(BackendUnavailable, match="CPU-only build|sees no CUDA device"):
+        backends.build_step("torch-cuda", "bf16", 256, 1)
+    with pytest.raises(BackendUnavailable):
+        torch_decode_step(256, 1, "bf16", "cuda")
+
+
+def test_gpu_grid_records_reasons_and_figures():
+    grid = suite_backends.gpu_grid(["fp32", "bf16"], [128], [1], backend="torch-cpu")
+    entry = suite_backends.grid_entry(grid, "torch-cpu", "fp32", 128, 1)
+    assert entry["status"] == "ok" and entry["timer"] == "host"
+    assert isinstance(suite_backends.grid_value(entry, "gflops"), float)
+    assert suite_backends.grid_value(entry, "seconds", 1e6) == pytest.approx(entry["seconds"] * 1e6)
+    cuda = suite_backends.gpu_grid(["fp8"], [256], [1])
+    if not CUDA:
+        assert cuda[("torch-cuda", "fp8", 256, 1)]["status"] == "skipped"
+        with pytest.raises(BackendUnavailable):
+            suite_backends.grid_entry(cuda, "torch-cuda", "fp8", 256, 1)
+    with pytest.raises(KernelMismatch, match="boom"):
+        suite_backends.grid_entry({("b", "d", 1, 1): {"status": "failed", "reason": "boom"}}, "b", "d", 1, 1)
+    with pytest.raises(BackendUnavailable, match="not measured"):
+        suite_backends.grid_entry({}, "b", "d", 1, 1)
+
+
+def test_overhead_roof_torch_cpu():
+    o = regimes.measure_overhead("torch-cpu", "fp32", repeats=3)
+    assert o.backend == "torch-cpu" and o.n == regimes.OVERHEAD_N and o.timer == "host"
+    assert o.single_call_seconds > 0 and o.amortized_seconds > 0
+
+
+# ---- CUDA: real device only ----------------------------------------------------------------
+
+
+@pytest.mark.skipif(not CUDA, reason=NO_CUDA)
+@pytest.mark.parametrize("dtype", ["fp32", "tf32", "bf16", "fp16", "fp8"])
+def test_cuda_step_end_to_end(dtype):
+    try:
+        step = backends.build_step("torch-cuda", dtype, 1024, 8)
+    except BackendUnavailable as exc:
+        pytest.skip(str(exc))
+    m = measure_step(step, repeats=3)
+    assert m.backend == "torch-cuda" and m.timer in ("cuda-graph", "cuda-events")
+    assert step.pool_bytes >= 4 * torch.cuda.get_device_properties(0).L2_cache_size
+    assert m.single_call_seconds > 0 and m.seconds > 0
+
+
+@pytest.mark.skipif(not CUDA, reason=NO_CUDA)
+def test_cuda_ceilings_and_facts():
+    from roofline.gpu import gpu_facts
+    from roofline.gpu_ceilings import copy_bandwidth, gemm_rate
+
+    facts = gpu_facts()
+    assert facts and facts["gpu_sm_count"] > 0 and facts["gpu_l2_bytes"] > 0
+    assert copy_bandwidth(2**28, repeats=3).best > 0
+    assert gemm_rate("fp32", 1024, repeats=3).best > 0
