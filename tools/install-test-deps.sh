@@ -3,6 +3,10 @@
 set -euo pipefail
 py=${1:?usage: install-test-deps.sh PATH/TO/python}
 "$py" -m pip install -q -e '.[test]'
+# The torch backend's tests run on torch's CPU build. This machine's wheel cache holds
+# torch-2.13.0+cpu, and its local label sorts above PyPI's CUDA build of 2.13.0, so the pin
+# picks the CPU wheel on disk: no multi-GB CUDA download. Never a bare "torch" requirement.
+"$py" -m pip install -q torch==2.13.0
 
 # The browser test of asv's published HTML runs Debian's Chromium headless (no browser download).
 if [ ! -x /usr/bin/chromium ]; then
