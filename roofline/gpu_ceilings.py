@@ -11,9 +11,9 @@ from __future__ import annotations
 from .backends import available
 from .ceilings import Bandwidth, Ceilings, GemmPeak
 from .errors import BadInput, KernelMismatch
-from .gpu import TorchCuda, gpu_facts, time_events
+from .gpu import Device, TorchCuda, gpu_facts, time_events
 from .hardware import Hardware
-from .torch_kernels import TOLERANCE, TORCH_DTYPES, import_torch, quantize_fp8, set_tf32
+from .torch_kernels import TOLERANCE, TORCH_DTYPES, as_float64, import_torch, quantize_fp8, set_tf32
 
 #: Square size of the GEMM ceiling: 8192³ keeps an H100-class chip busy for ~1 ms in bf16.
 GEMM_N = 8192
@@ -32,20 +32,33 @@ def _library(torch) -> str:
     return f"cuBLAS via torch {torch.__version__} (CUDA {torch.version.cuda})"
 
 
-def copy_bandwidth(nbytes: int | None = None, repeats: int = 10) -> Bandwidth:
-    """``dst.copy_(src)`` on the device; bytes counted as read + written (2 × the buffer)."""
+def copy_bandwidth(
+    nbytes: int | None = None, repeats: int = 10, device: str = "cuda", clock: Device | None = None
+) -> Bandwidth:
+    """``dst.copy_(src)`` on the device; bytes counted as read + written (2 × the buffer).
+
+    ``device`` and ``clock`` (a :class:`~roofline.gpu.Device`) exist so the logic runs on
+    CPU in tests; the ceiling is a CUDA figure.
+    """
     torch = import_torch()
-    device = TorchCuda()
-    props = torch.cuda.get_device_properties(0)
-    size = nbytes or max(COPY_MIN_BYTES, 8 * int(props.L2_cache_size))
-    free, _ = torch.cuda.mem_get_info()
-    if 2 * size > 0.8 * free:
-        raise BadInput(f"the copy needs {2 * size / 2**30:.1f} GiB but the GPU has {free / 2**30:.1f} GiB free")
+    if device == "cpu":
+        if not nbytes:
+            raise BadInput("a copy on the CPU needs its size")
+        size, units = nbytes, torch.get_num_threads()
+    else:
+        available("torch-cuda", "fp32")
+        props = torch.cuda.get_device_properties(0)
+        size = nbytes or max(COPY_MIN_BYTES, 8 * int(props.L2_cache_size))
+        units = int(props.multi_processor_count)  # for a GPU: its multiprocessors
+        free, _ = torch.cuda.mem_get_info()
+        if 2 * size > 0.8 * free:
+            raise BadInput(f"the copy needs {2 * size / 2**30:.1f} GiB but the GPU has {free / 2**30:.1f} GiB free")
+    clock = clock if clock is not None else TorchCuda()
     elements = size // 4
-    gen = torch.Generator(device="cuda").manual_seed(21)
-    src = torch.rand(elements, generator=gen, device="cuda")
+    gen = torch.Generator(device=device).manual_seed(21)
+    src = torch.rand(elements, generator=gen, device=device)
     dst = torch.empty_like(src)
-    t = time_events(lambda: dst.copy_(src), device, repeats=repeats, warmup=3, min_sample_s=0.02)
+    t = time_events(lambda: dst.copy_(src), clock, repeats=repeats, warmup=3, min_sample_s=0.02)
     if not torch.equal(dst, src):
         raise KernelMismatch("the device copy wrote wrong values; no bandwidth reported")
     moved = 2 * elements * 4
@@ -55,21 +68,29 @@ def copy_bandwidth(nbytes: int | None = None, repeats: int = 10) -> Bandwidth:
         median=moved / t.median,
         spread=t.spread,
         array_bytes=elements * 4,
-        threads=int(props.multi_processor_count),  # for a GPU: its multiprocessors
+        threads=units,
         runs=repeats,
     )
 
 
-def gemm_rate(dtype: str = "bf16", n: int = GEMM_N, repeats: int = 10) -> GemmPeak:
-    """Square C = A·B on the device in ``dtype`` (fp8 through ``torch._scaled_mm``, bf16 out)."""
-    available("torch-cuda", dtype)
+def gemm_rate(
+    dtype: str = "bf16", n: int = GEMM_N, repeats: int = 10, device: str = "cuda", clock: Device | None = None
+) -> GemmPeak:
+    """Square C = A·B on the device in ``dtype`` (fp8 through ``torch._scaled_mm``, bf16 out).
+
+    ``device`` and ``clock`` exist so the logic runs on CPU in tests, as in :func:`copy_bandwidth`.
+    """
+    if dtype not in TOLERANCE:
+        raise BadInput(f"unknown dtype {dtype!r} for the GEMM (use one of: {', '.join(TOLERANCE)})")
+    if device != "cpu":
+        available("torch-cuda", dtype)
     if n <= 0 or n % 16:
         raise BadInput(f"the GEMM size must be a positive multiple of 16, got {n}")
     torch = import_torch()
-    device = TorchCuda()
-    gen = torch.Generator(device="cuda").manual_seed(31)
-    a32 = torch.rand((n, n), generator=gen, device="cuda").mul_(2).sub_(1)
-    b32 = torch.rand((n, n), generator=gen, device="cuda").mul_(2).sub_(1)
+    clock = clock if clock is not None else TorchCuda()
+    gen = torch.Generator(device=device).manual_seed(31)
+    a32 = torch.rand((n, n), generator=gen, device=device).mul_(2).sub_(1)
+    b32 = torch.rand((n, n), generator=gen, device=device).mul_(2).sub_(1)
     if dtype == "fp8":
         a, sa = quantize_fp8(a32, torch)
         b, sb = quantize_fp8(b32, torch)
@@ -78,7 +99,7 @@ def gemm_rate(dtype: str = "bf16", n: int = GEMM_N, repeats: int = 10) -> GemmPe
         def fn():
             return torch._scaled_mm(a, bt, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
 
-        a64, b64 = a.double() * sa.double(), b.double() * sb.double()
+        a64, b64 = as_float64(a, sa), as_float64(b, sb)
     else:
         tdtype = getattr(torch, TORCH_DTYPES[dtype])
         a, b = a32.to(tdtype), b32.to(tdtype)
@@ -87,8 +108,8 @@ def gemm_rate(dtype: str = "bf16", n: int = GEMM_N, repeats: int = 10) -> GemmPe
         def fn():
             return torch.matmul(a, b)
 
-        a64, b64 = a.double(), b.double()
-    rows = torch.randperm(n, generator=torch.Generator().manual_seed(5))[:256].to("cuda")
+        a64, b64 = as_float64(a), as_float64(b)
+    rows = torch.randperm(n, generator=torch.Generator().manual_seed(5))[:256].to(device)
     got = fn()
     want = a64[rows] @ b64
     err = float(torch.linalg.norm(got[rows].double() - want)) / (float(torch.linalg.norm(want)) or 1.0)
@@ -96,7 +117,7 @@ def gemm_rate(dtype: str = "bf16", n: int = GEMM_N, repeats: int = 10) -> GemmPe
         raise KernelMismatch(
             f"{dtype} GEMM is wrong: relative error {err:.3g} > {TOLERANCE[dtype]:g}; no peak reported"
         )
-    t = time_events(fn, device, repeats=repeats, warmup=3, min_sample_s=0.02)
+    t = time_events(fn, clock, repeats=repeats, warmup=3, min_sample_s=0.02)
     flops = 2.0 * n**3
     return GemmPeak(
         dtype=dtype,
@@ -104,7 +125,7 @@ def gemm_rate(dtype: str = "bf16", n: int = GEMM_N, repeats: int = 10) -> GemmPe
         best=flops / t.best,
         median=flops / t.median,
         spread=t.spread,
-        blas=_library(torch),
+        blas=_library(torch) if device != "cpu" else f"torch {torch.__version__} on CPU",
         blas_threads=None,
         runs=repeats,
     )

@@ -145,7 +145,9 @@ def render_gpu_text(run: dict[str, object]) -> str:
     o = run["overhead"]
     out.append(
         f"  overhead ({o['backend']} {o['dtype']} n={o['n']}): single call {o['single_call_seconds'] * 1e6:.1f} µs, "
-        f"amortized ({o['timer']}) {o['amortized_seconds'] * 1e6:.2f} µs; overhead-bound below n ≈ "
+        f"amortized ({o['timer']}) {o['amortized_seconds'] * 1e6:.2f} µs"
+        + (f", eager back to back {o['eager_seconds'] * 1e6:.2f} µs" if o.get("eager_seconds") else "")
+        + "; overhead-bound below n ≈ "
         f"{o['bound_below_n_single']:.0f} (single) / {o['bound_below_n_amortized']:.0f} (amortized)"
     )
     head = f"  {'dtype':>5} {'n':>6} {'batch':>5} {'TFLOP/s':>8} {'TB/s':>6} {'µs':>9} {'single µs':>9}  timer, bound"

@@ -30,7 +30,9 @@ class Overhead:
     """The cost of issuing one call, measured on a tiny step.
 
     ``single_call_seconds``: one call timed on its own (an isolated call's latency).
-    ``amortized_seconds``: per call, back to back or graph-replayed (the issue rate).
+    ``amortized_seconds``: per call, back to back (CPU) or graph-replayed (CUDA): the issue rate.
+    ``eager_seconds``: CUDA only, per call launched eagerly back to back (what a framework
+    without graphs pays); None elsewhere.
     """
 
     backend: str
@@ -40,6 +42,7 @@ class Overhead:
     timer: str
     single_call_seconds: float
     amortized_seconds: float
+    eager_seconds: float | None = None
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -53,7 +56,11 @@ def measure_overhead(
     Measure numpy and torch-cpu in separate processes (as asv does): in one process their
     thread pools (OpenBLAS, OpenMP) spin against each other and inflate both.
     """
-    m = measure_step(build_step(backend, dtype, n, batch, regime="cache"), repeats=repeats)
+    step = build_step(backend, dtype, n, batch, regime="cache")
+    m = measure_step(step, repeats=repeats)
+    eager = None
+    if m.timer.startswith("cuda"):
+        eager = step.time(repeats=repeats, method="events")[0].median
     return Overhead(
         backend=m.backend,
         dtype=dtype,
@@ -62,6 +69,7 @@ def measure_overhead(
         timer=m.timer,
         single_call_seconds=m.single_call_seconds,
         amortized_seconds=m.seconds,
+        eager_seconds=eager,
     )
 
 

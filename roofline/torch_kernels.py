@@ -93,6 +93,7 @@ class TorchDecodeStep:
     x_scale: object = None  # fp8: float32 scalar tensors
     w_scales: tuple = ()
     op: Callable[..., object] | None = None
+    clock: object = None  # a roofline.gpu.Device for device timing; None: TorchCuda() on CUDA
     _next: int = field(default=0, repr=False)
 
     @property
@@ -152,15 +153,19 @@ class TorchDecodeStep:
         if self.device != "cpu":
             import_torch().cuda.synchronize()
 
-    def time(self, repeats: int = 7, warmup: int = 3, min_sample_s: float = 0.005) -> tuple[Timing, str]:
-        """Amortized timing and the method: host clock on CPU, a CUDA graph (or events) on CUDA."""
+    def time(
+        self, repeats: int = 7, warmup: int = 3, min_sample_s: float = 0.005, method: str = "graph"
+    ) -> tuple[Timing, str]:
+        """Amortized timing and how it was taken: the host clock on CPU; on CUDA a CUDA graph
+        (events if capture fails), or ``method="events"`` for eager back-to-back launches."""
         if self.dtype in ("fp32", "tf32") and self.device != "cpu":
             set_tf32(self.dtype)
-        if self.device == "cpu":
+        if self.device == "cpu" and self.clock is None:
             return time_calls(self, repeats=repeats, warmup=warmup, min_sample_s=min_sample_s), "host"
         from .gpu import TorchCuda, time_device
 
-        return time_device(self, TorchCuda(), "graph", repeats, warmup, min_sample_s, multiple=len(self.pool))
+        device = self.clock if self.clock is not None else TorchCuda()
+        return time_device(self, device, method, repeats, warmup, min_sample_s, multiple=len(self.pool))
 
     def describe(self) -> str:
         where = "LLC" if self.device == "cpu" else "L2"
@@ -183,10 +188,19 @@ def quantize_fp8(t, torch):
     return (t.float() / scale).to(torch.float8_e4m3fn), scale.reshape(()).to(torch.float32)
 
 
-def _as_float64(t, scale=None):
+def as_float64(t, scale=None):
+    """``t`` (times ``scale``) in float64, exactly: one-byte floats go through float32 first,
+    the conversion every backend implements for them."""
     torch = import_torch()
-    out = t.to(torch.float64)
+    out = (t.float() if t.element_size() == 1 else t).to(torch.float64)
     return out if scale is None else out * scale.to(torch.float64)
+
+
+def take_rows(w, rows):
+    """``w[rows]``; float8 tensors are indexed as bytes, which every device supports."""
+    if w.element_size() == 1 and w.is_floating_point():
+        return w.view(import_torch().uint8)[rows].view(w.dtype)
+    return w[rows]
 
 
 def validate(step: TorchDecodeStep, seed: int = 0) -> float:
@@ -198,7 +212,7 @@ def validate(step: TorchDecodeStep, seed: int = 0) -> float:
     """
     torch = import_torch()
     tol = TOLERANCE[step.dtype]
-    x64 = _as_float64(step.x, step.x_scale if step.dtype == "fp8" else None)
+    x64 = as_float64(step.x, step.x_scale if step.dtype == "fp8" else None)
     gen = torch.Generator().manual_seed(seed)
     rows = torch.randperm(step.n, generator=gen)[:CHECK_ROWS].sort().values.to(step.x.device)
     worst = 0.0
@@ -211,8 +225,8 @@ def validate(step: TorchDecodeStep, seed: int = 0) -> float:
         if not bool(torch.isfinite(got).all()):
             worst = float("inf")
             break
-        w = step.pool[i][rows]
-        w64 = _as_float64(w, step.w_scales[i] if step.dtype == "fp8" else None)
+        w = take_rows(step.pool[i], rows)
+        w64 = as_float64(w, step.w_scales[i] if step.dtype == "fp8" else None)
         want = x64 @ w64.T
         diff = got[:, rows].to(torch.float64) - want
         denom = float(torch.linalg.norm(want)) or 1.0

@@ -154,3 +154,80 @@ def test_cuda_ceilings_and_facts():
     assert facts and facts["gpu_sm_count"] > 0 and facts["gpu_l2_bytes"] > 0
     assert copy_bandwidth(2**28, repeats=3).best > 0
     assert gemm_rate("fp32", 1024, repeats=3).best > 0
+
+
+class HostDevice:
+    """The Device protocol on the host clock: events read perf_counter, a 'graph' replays eagerly."""
+
+    def __init__(self, capture_fails: bool = False):
+        self.capture_fails = capture_fails
+        self.captured = 0
+
+    def event(self):
+        import time
+
+        class Event:
+            def record(self) -> None:
+                self.t = time.perf_counter()
+
+            def elapsed_time(self, end) -> float:
+                return (end.t - self.t) * 1e3
+
+        return Event()
+
+    def synchronize(self) -> None:
+        pass
+
+    def graph(self, fn, calls):
+        if self.capture_fails:
+            raise RuntimeError("operation not permitted when stream is capturing")
+        self.captured = calls
+
+        def replay() -> None:
+            for _ in range(calls):
+                fn()
+
+        return replay
+
+
+@pytest.mark.parametrize(("fails", "timer"), [(False, "cuda-graph"), (True, "cuda-events")])
+def test_device_timing_path_of_a_torch_step(fails, timer):
+    """The CUDA timing path (graph, or events when capture fails) driven by a real torch op on CPU."""
+    step = torch_decode_step(256, 4, "bf16", "cpu")
+    step.clock = dev = HostDevice(capture_fails=fails)
+    m = measure_step(step, repeats=3)
+    assert m.timer == timer and m.seconds > 0 and m.single_call_seconds > 0
+    assert m.calls_per_sample % len(step.pool) == 0  # every sample reads every matrix equally
+    if not fails:
+        assert dev.captured == m.calls_per_sample
+    t, how = step.time(repeats=2, method="events")
+    assert how == "cuda-events" and t.number % len(step.pool) == 0
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16", "fp8"])
+def test_gemm_ceiling_logic_on_cpu(dtype):
+    """The GPU GEMM ceiling's data, validation and timing, run on the CPU with the host clock."""
+    from roofline.gpu_ceilings import gemm_rate
+
+    if dtype == "fp8" and not HAS_FP8:
+        pytest.skip(f"torch {torch.__version__} has no float8 _scaled_mm")
+    p = gemm_rate(dtype, 128, repeats=3, device="cpu", clock=HostDevice())
+    assert p.dtype == dtype and p.n == 128 and p.best >= p.median > 0 and p.spread >= 1
+
+
+def test_copy_ceiling_logic_on_cpu():
+    from roofline.gpu_ceilings import GPU_CEILING_KERNEL, copy_bandwidth
+
+    bw = copy_bandwidth(2**20, repeats=3, device="cpu", clock=HostDevice())
+    assert bw.kind == GPU_CEILING_KERNEL and bw.array_bytes == 2**20 and bw.best >= bw.median > 0
+    with pytest.raises(BadInput):
+        copy_bandwidth(None, device="cpu", clock=HostDevice())
+
+
+def test_gemm_ceiling_refuses_bad_sizes():
+    from roofline.gpu_ceilings import gemm_rate
+
+    with pytest.raises(BadInput, match="multiple of 16"):
+        gemm_rate("fp32", 100, device="cpu", clock=HostDevice())
+    with pytest.raises(BadInput, match="unknown dtype"):
+        gemm_rate("int8", 128, device="cpu", clock=HostDevice())

@@ -42,7 +42,7 @@ fi
 note "the source at the commit to record"
 rm -rf "$SRC"
 if [ -f .whl/roofline.bundle ]; then
-    git clone -q .whl/roofline.bundle "$SRC" || { fail "cannot clone .whl/roofline.bundle" 3; exit 3; }
+    git -c advice.detachedHead=false clone -q .whl/roofline.bundle "$SRC" || { fail "cannot clone .whl/roofline.bundle" 3; exit 3; }
 elif git -C "$ROOT" rev-parse --verify -q HEAD >/dev/null; then
     git clone -q "$ROOT" "$SRC" || { fail "cannot clone $ROOT" 3; exit 3; }
 else
