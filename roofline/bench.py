@@ -43,9 +43,12 @@ def run_bench(
     for line in preflight(results):
         print(f"roofline: {line}")
     commit = head_commit()
+    from .gpu import gpu_facts
     from .machine import register
 
-    machine, _, _ = register(machine)  # asv's machine file, non-interactively, with roofline's keys
+    # asv's machine file, non-interactively, with roofline's keys (the GPU's name too: the same
+    # entry as `roofline machine` writes, so the key does not flip between the two)
+    machine, _, _ = register(machine, gpu=gpu_facts())
     run = ["run", "--show-stderr", "--machine", machine]
     run += ["--python=same", "--set-commit-hash", commit] if same_python else [f"{commit} --max-count=1"]
     if bench:

@@ -335,7 +335,9 @@ def _run_machine(args: argparse.Namespace) -> int:
     from . import machine
 
     path = args.file or machine.machine_file_path()
-    gpu = None  # HOOK(issue 5): gpu = roofline.gpu.gpu_facts()  -- dict with "name", or None without a GPU
+    from .gpu import gpu_facts
+
+    gpu = gpu_facts()  # None without torch or a CUDA device
     name, entry, keep = machine.register(
         args.machine, path, measure=not args.no_measure, remeasure=args.remeasure, write=not args.dry_run, gpu=gpu
     )
@@ -418,6 +420,7 @@ def _run_compare(args: argparse.Namespace) -> int:
         print(compare.format_summaries(summaries))
         if args.plot is not None:
             print(f"plot: {args.plot}")
+    return 0
 
 
 def _add_backends(sub: argparse._SubParsersAction) -> None:
@@ -436,7 +439,7 @@ def _run_backends(args: argparse.Namespace) -> int:
     for r in rows:
         print(f"{r['backend']:>10} {r['dtype']:>5}  {'yes' if r['available'] else 'no: ' + str(r['reason'])}")
     if gpu:
-        print(f"GPU: {gpu['gpu']}, {gpu['gpu_sm_count']} SMs, {gpu['gpu_memory_bytes'] / 2**30:.0f} GiB")
+        print(f"GPU: {gpu['name']}, {gpu['gpu_sm_count']} SMs, {gpu['gpu_memory_bytes'] / 2**30:.0f} GiB")
     return 0
 
 

@@ -262,8 +262,9 @@ def gpu_clocks(index: int = 0, smi: str | None = None) -> dict[str, object] | No
 def gpu_facts(index: int = 0) -> dict[str, object] | None:
     """The CUDA device as a JSON-ready dict, or None when torch or CUDA is absent.
 
-    Keys: gpu, gpu_capability, gpu_memory_bytes, gpu_sm_count, gpu_l2_bytes, torch, cuda,
-    driver and clocks (see :func:`gpu_clocks`; None without nvidia-smi).
+    Keys: name, gpu_capability, gpu_memory_bytes, gpu_sm_count, gpu_l2_bytes, torch, cuda,
+    driver and clocks (see :func:`gpu_clocks`; None without nvidia-smi). ``name`` is what
+    :func:`roofline.machine.machine_keys` files as the machine's ``gpu`` key.
     """
     try:
         import torch
@@ -274,7 +275,7 @@ def gpu_facts(index: int = 0) -> dict[str, object] | None:
     props = torch.cuda.get_device_properties(index)
     clocks = gpu_clocks(index)
     return {
-        "gpu": props.name,
+        "name": props.name,
         "gpu_capability": f"{props.major}.{props.minor}",
         "gpu_memory_bytes": int(props.total_memory),
         "gpu_sm_count": int(props.multi_processor_count),
@@ -287,12 +288,15 @@ def gpu_facts(index: int = 0) -> dict[str, object] | None:
 
 
 def machine_keys(facts: dict[str, object] | None) -> dict[str, str]:
-    """Flat string keys for an asv machine file (asv shows custom keys as selectors)."""
+    """The GPU's stable facts as flat string keys for an asv machine entry.
+
+    Beside :func:`roofline.machine.machine_keys`, which files the GPU's name as ``gpu``. Clocks
+    now (which change run to run) are left out: asv splits every graph by a changing key.
+    """
     if not facts:
         return {}
     clocks = facts.get("clocks") or {}
     keys = {
-        "gpu": facts.get("gpu"),
         "gpu_memory": f"{int(facts['gpu_memory_bytes']) / 2**30:.0f} GiB" if facts.get("gpu_memory_bytes") else None,
         "gpu_sm_count": facts.get("gpu_sm_count"),
         "gpu_capability": facts.get("gpu_capability"),

@@ -156,7 +156,7 @@ def measure_gpu_ceilings(
             torch.cuda.empty_cache()
     if not peaks:
         raise BadInput(f"no GEMM dtype of {', '.join(dtypes)} runs on this GPU")
-    name = str(facts.get("gpu") or "CUDA device")
+    name = str(facts.get("name") or "CUDA device")
     hw = Hardware(
         name=name,
         peak_flops={d: p.best for d, p in peaks.items()},

@@ -126,7 +126,7 @@ def render_gpu_text(run: dict[str, object]) -> str:
     m = run["machine"]
     c = run["ceilings"]
     out = [
-        f"{m.get('gpu', 'GPU')}: {m.get('gpu_sm_count', '?')} SMs, "
+        f"{m.get('name', 'GPU')}: {m.get('gpu_sm_count', '?')} SMs, "
         f"{(m.get('gpu_memory_bytes') or 0) / 2**30:.0f} GiB, L2 {(m.get('gpu_l2_bytes') or 0) / 2**20:.0f} MiB, "
         f"torch {m.get('torch')} CUDA {m.get('cuda')}, driver {m.get('driver')}",
     ]

@@ -66,7 +66,7 @@ def test_gpu_run_logic_on_cpu(monkeypatch, tmp_path):
     peaks = {d: GemmPeak(d, 256, 2e11, 1.9e11, 1.02, "fake", None, 3) for d in ("bf16", "fp32")}
     hw = Hardware("Fake GPU", {d: p.best for d, p in peaks.items()}, bw.best, "fake")
     monkeypatch.setattr(gpu_run, "available", lambda *a: None)
-    monkeypatch.setattr(gpu_run, "gpu_facts", lambda: {"gpu": "Fake GPU", "clocks": {"clocks.sm": 345.0}})
+    monkeypatch.setattr(gpu_run, "gpu_facts", lambda: {"name": "Fake GPU", "clocks": {"clocks.sm": 345.0}})
     monkeypatch.setattr(gpu_run, "gpu_clocks", lambda: {"clocks.sm": 1980.0})
     monkeypatch.setattr(gpu_run, "measure_gpu_ceilings", lambda *a, **k: Ceilings({"d2d-copy": bw}, peaks, 0, hw))
     monkeypatch.setattr(gpu_run, "build_step", lambda _b, d, n, b: backends.build_step("torch-cpu", d, n, b))
