@@ -4,12 +4,13 @@
 # Runs in the repository root of the device machine's copy of the working tree, with .whl/
 # carried. It installs the carried wheels into /tmp/site (asv and asv-runner are not on that
 # machine), checks out the commit to record from .whl/roofline.bundle, then:
-#   1. roofline backends   -> $OUT/backends.json    what runs there, and why not
-#   2. roofline gpu        -> $OUT/gpu.json          ceilings, overhead, bf16 sweep + knee, other dtypes
-#   3. asv run --python=same on the GPU subset -> $OUT/asv-results.tar.gz  (machine "h200")
-#   4. roofline report     -> $OUT/report.json       the host's CPU report (trimmed)
-#   5. the issue's targets against gpu.json     -> $OUT/summary.txt (also printed last)
-# plus $OUT/h200.log (everything printed) and $OUT/smi.csv (nvidia-smi at the start and the end).
+#   facts  nvidia-smi, roofline backends -> $OUT/smi.csv, $OUT/backends.json (what runs, why not)
+#   1. roofline gpu        -> $OUT/gpu.json          ceilings, overhead, bf16 sweep + knee, other dtypes
+#   2. roofline bench --python-same on the GPU subset (asv run --python=same --set-commit-hash,
+#      asv publish, the report from those results) -> $OUT/asv-results.tar.gz  (machine "h200")
+#   3. roofline report     -> $OUT/report.json       the host's CPU report (trimmed)
+#   4. the issue's targets against gpu.json     -> $OUT/summary.txt (also printed last)
+# plus $OUT/h200.log (everything printed); smi.csv gets a second row at the end (clocks after).
 # Every stage has its own time limit and the run goes on past a failed stage; the exit status
 # is the first failure's. The machine's own python3 holds torch; nothing is installed into it.
 #
@@ -67,7 +68,7 @@ note "1. roofline gpu: ceilings, overhead, sweep, crossover"
 # shellcheck disable=SC2086  # GPU_ARGS is a list of flags
 timeout "${T_GPU:-300}" "$PY" -m roofline gpu -o "$OUT/gpu.json" ${GPU_ARGS:-} || fail "roofline gpu failed"
 
-note "2. asv run --python=same on the GPU subset"
+note "2. roofline bench --python-same on the GPU subset (asv run --python=same --set-commit-hash)"
 (
     cd "$SRC" || exit 3
     export HOME=/tmp/asv-home ASV_PYTHONPATH="$SRC:$SITE"
@@ -75,24 +76,25 @@ note "2. asv run --python=same on the GPU subset"
     export ROOFLINE_GPU_N=${ASV_GPU_N:-8192,16384}
     export ROOFLINE_GPU_BATCH=${ASV_GPU_BATCH:-1,8,64,128,192,256,512,4096}
     mkdir -p "$HOME"
-    "$PY" -m asv machine --yes --machine "${ASV_MACHINE:-h200}" >/dev/null || exit 3
-    # Stable GPU facts become machine keys (asv shows them as selectors). Clocks that change run
-    # to run stay out: asv would split every graph by them; they are in gpu.json instead.
+    # The GPU's stable facts join the machine entry first; `roofline bench` then merges roofline's
+    # keys (the GPU's name among them) into it. Clocks that change run to run stay out: asv would
+    # split every graph by them; they are in gpu.json.
     "$PY" - "${ASV_MACHINE:-h200}" <<'PYEOF' || exit 3
-import json, os, sys
+import sys
+from roofline import machine
 from roofline.gpu import gpu_facts, machine_keys
-path = os.path.expanduser("~/.asv-machine.json")
-d = json.load(open(path))
-d[sys.argv[1]].update(machine_keys(gpu_facts()))
-json.dump(d, open(path, "w"), indent=4)
-print(json.dumps(d[sys.argv[1]], indent=1))
+path, name = machine.machine_file_path(), sys.argv[1]
+entries = machine.read_machine_file(path)
+entries[name] = {**entries.get(name, {}), **machine_keys(gpu_facts())}
+machine.write_machine_file(path, entries)
+print(entries[name])
 PYEOF
-    timeout "${T_ASV:-300}" "$PY" -m asv run --python=same --set-commit-hash "$COMMIT" \
-        --bench 'backends\.(CudaDecode|CallOverhead)' --machine "${ASV_MACHINE:-h200}" --show-stderr
+    timeout "${T_ASV:-300}" "$PY" -m roofline bench --python-same --machine "${ASV_MACHINE:-h200}" \
+        --bench 'backends\.(CudaDecode|CallOverhead)'
     rc=$?
     tar -czf "$OUT/asv-results.tar.gz" -C .asv/results . && tar -tzf "$OUT/asv-results.tar.gz"
     exit $rc
-) || fail "asv run failed"
+) || fail "roofline bench (asv) failed"
 
 note "3. roofline report (this host's CPU side, trimmed)"
 # shellcheck disable=SC2086
