@@ -16,6 +16,7 @@ from .ceilings import CEILING_KERNEL, PEAK_NAMES, Ceilings
 from .crossover import SWEEP_BATCHES, SWEEP_N, fit_knee
 from .hardware import H100, Hardware
 from .measure import DecodeMeasurement
+from .regimes import overhead_bound_n
 
 SCHEMA = "roofline.report/1"
 LAB_BATCHES = (1, 8, 64, 512)
@@ -69,11 +70,13 @@ def build_report(
     source: str = "measured live",
     datasheet: Hardware | None = None,
     dtype: str = "float32",
+    overhead: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
     """Assemble the report dict from plain data (live measurements or asv results alike).
 
     ``ceilings``: {"bandwidth": {kind: {"best": B/s, ...}}, "peaks": {dtype: {"best": FLOP/s}}}.
     ``decode``/``cache_resident``: DecodeMeasurement dicts. ``sweep``: {"n", "points": [...]}.
+    ``overhead``: {"single_call_seconds", "amortized_seconds"} of a tiny step (the third roof).
     """
     peak_name = PEAK_NAMES[dtype]
     itemsize = 8 if dtype == "float64" else 4
@@ -139,6 +142,15 @@ def build_report(
             "hardware": datasheet.name,
             "predicted_batch": crossover_batch(datasheet, itemsize, peak_name),
         }
+    over_out = None
+    if overhead and overhead.get("amortized_seconds"):
+        over_out = {
+            "single_call_seconds": overhead.get("single_call_seconds"),
+            "amortized_seconds": overhead["amortized_seconds"],
+            "overhead_bound_n": overhead_bound_n(overhead["amortized_seconds"], hw.bandwidth, itemsize)
+            if hw is not None
+            else None,
+        }
     return {
         "schema": SCHEMA,
         "source": source,
@@ -148,6 +160,7 @@ def build_report(
         "crossover": cross,
         "decode": decode_rows,
         "cache_resident": cache_rows,
+        "overhead": over_out,
         "warnings": warnings,
     }
 
@@ -178,6 +191,14 @@ def render_text(report: Mapping[str, object]) -> str:
         out.append(f"  square-GEMM peak (GFLOP/s): {peaks}")
         ridges = ", ".join(f"{d} {v:.1f}" for d, v in c["ridge_flop_per_byte"].items())
         out.append(f"  ridge point (FLOP/byte): {ridges}")
+    o = report.get("overhead")
+    if o:
+        line = f"  overhead roof: a tiny step costs {1e6 * o['amortized_seconds']:.1f} µs back to back"
+        if o.get("single_call_seconds"):
+            line += f", {1e6 * o['single_call_seconds']:.1f} µs timed alone"
+        if o.get("overhead_bound_n"):
+            line += f"; below n ≈ {o['overhead_bound_n']:.0f} a step costs more to issue than to read its weights"
+        out.append(line)
     x = report["crossover"]
     line = f"  crossover batch ({x['dtype']} weights, {x['bytes_per_param']} bytes/param): predicted from "
     line += f"measured ceilings {_fmt(x.get('predicted_batch'), '.0f')}, observed "
@@ -232,7 +253,7 @@ def measure_report(
     except ImportError:  # pragma: no cover - tqdm is a dependency
         tqdm = None
     steps = (
-        [("ceilings", None, None)]
+        [("ceilings", None, None), ("overhead", None, None)]
         + [("dram", n, b) for n in sizes for b in batches]
         + [("cache", n, b) for n in cache_sizes for b in batches]
         + [("sweep", sweep_n, b) for b in sweep_batches]
@@ -242,6 +263,7 @@ def measure_report(
     cache: list[DecodeMeasurement] = []
     sweep_points: list[DecodeMeasurement] = []
     ceilings: Ceilings | None = None
+    overhead = None
     from .errors import BackendUnavailable
 
     for kind, n, b in steps:
@@ -249,6 +271,10 @@ def measure_report(
             bar.set_postfix_str(kind if n is None else f"{kind} n={n} b={b}")
         if kind == "ceilings":
             ceilings = measure_ceilings(total_bytes=ceilings_total_bytes, gemm_n=gemm_n)
+        elif kind == "overhead":
+            from .regimes import measure_overhead
+
+            overhead = measure_overhead("numpy", "fp32").as_dict()
         else:
             try:
                 m = measure_step(decode_step(n, b, regime="cache" if kind == "cache" else "dram"))
@@ -267,4 +293,5 @@ def measure_report(
         decode=[p.as_dict() for p in decode],
         cache_resident=[p.as_dict() for p in cache],
         sweep=sweep_obj,
+        overhead=overhead,
     )

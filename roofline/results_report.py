@@ -18,6 +18,7 @@ CACHE = "decode.DecodeCacheResident"
 BANDWIDTH = "ceilings.MemoryBandwidth.track_bandwidth_ceiling"
 GEMM = "ceilings.GemmPeak.track_gemm_ceiling"
 OBSERVED = "crossover.Crossover.track_observed_crossover_batch"
+OVERHEAD = "backends.CallOverhead.track_{}_call"  # µs, param backend
 
 
 def pick_machine(res: Results, machine: str | None) -> str:
@@ -81,6 +82,10 @@ def report_from_results(results: str | Path, machine: str | None = None, commit:
     bandwidth = {p["kind"]: {"best": v * 1e9} for p, v in run.points(BANDWIDTH) if v and "kind" in p}
     peaks = {p["dtype"]: {"best": v * 1e9} for p, v in run.points(GEMM) if v and "dtype" in p}
     observed = run.value(OBSERVED)
+    single, amortized = (run.value(OVERHEAD.format(k), backend="numpy") for k in ("single", "amortized"))
+    overhead = (
+        {"single_call_seconds": single and single * 1e-6, "amortized_seconds": amortized * 1e-6} if amortized else None
+    )
     datasheet = None
     try:
         from .catalogue import match_host
@@ -96,6 +101,7 @@ def report_from_results(results: str | Path, machine: str | None = None, commit:
         sweep={"observed_batch": observed} if observed else None,
         source=f"asv results {res.path}, machine {name}, commit {full[:8]}",
         datasheet=datasheet,
+        overhead=overhead,
     )
     report["warnings"] = list(res.warnings) + report["warnings"]
     return report

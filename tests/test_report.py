@@ -56,6 +56,7 @@ def test_report_keys_are_the_documented_ones():
         "crossover",
         "decode",
         "cache_resident",
+        "overhead",
         "warnings",
     }
     assert set(r["crossover"]) >= {"dtype", "bytes_per_param", "predicted_batch", "observed_batch", "sweep_n", "sweep"}
@@ -115,3 +116,12 @@ def test_report_without_ceilings_says_n_a():
     assert r["crossover"]["predicted_batch"] is None
     assert r["decode"][0]["roofline_fraction"] is None
     assert "n/a" in render_text(r)
+
+
+def test_the_overhead_roof():
+    over = {"single_call_seconds": 4e-6, "amortized_seconds": 2e-6}
+    r = build_report(FACTS, CEILINGS, [point(2048, 1, 0.7e-3)], overhead=over)
+    # n* = sqrt(2 µs · 25 GB/s / 4 B) ≈ 112: a smaller matrix reads faster than a call is issued
+    assert r["overhead"]["overhead_bound_n"] == pytest.approx((2e-6 * 25e9 / 4) ** 0.5)
+    assert "overhead roof: a tiny step costs 2.0 µs back to back, 4.0 µs timed alone; below n ≈ 112" in render_text(r)
+    assert sample_report()["overhead"] is None
