@@ -238,13 +238,13 @@ def _add_file(run: Run, file: Path, data: dict, benchmarks: dict[str, Benchmark]
         run.param_names.setdefault(name, names)
         for key, raw in zip(keys, result, strict=True):
             value = _number(raw)
-            if value is None and name not in stale:
+            if raw is None and name not in stale:  # asv's null: it failed; NaN: skipped on purpose
                 failed.append(name)
             if values.get(key) is None:  # another environment's file may hold the value
                 values[key] = value
     if failed:
         uniq = sorted(set(failed))
-        warnings.append(f"{file}: {len(failed)} value(s) failed or skipped, shown as n/a ({', '.join(uniq)})")
+        warnings.append(f"{file}: {len(failed)} value(s) failed, shown as n/a ({', '.join(uniq)})")
     if stale:
         warnings.append(
             f"{file}: {len(stale)} benchmark(s) from another suite version than benchmarks.json, "
