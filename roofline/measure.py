@@ -37,6 +37,12 @@ class DecodeMeasurement:
         return asdict(self)
 
 
+#: Host-timed steps: each sample lasts at least MIN_SAMPLE_S (back-to-back calls, weights still
+#: rotating), and the samples add up to at least MIN_TOTAL_S.
+MIN_SAMPLE_S = 0.02
+MIN_TOTAL_S = 0.25
+
+
 def measure_step(step: DecodeStep, repeats: int = 7, warmup: int = 2) -> DecodeMeasurement:
     """Time an already validated step (see :func:`roofline.kernels.decode_step`).
 
@@ -47,7 +53,7 @@ def measure_step(step: DecodeStep, repeats: int = 7, warmup: int = 2) -> DecodeM
     if hasattr(step, "time"):
         t, timer = step.time(repeats=repeats, warmup=warmup)
     else:
-        t = time_calls(step, repeats=repeats, warmup=warmup)
+        t = time_calls(step, repeats=repeats, warmup=warmup, min_sample_s=MIN_SAMPLE_S, min_total_s=MIN_TOTAL_S)
     m = DecodeMeasurement(
         n=step.n,
         batch=step.batch,

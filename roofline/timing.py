@@ -47,12 +47,16 @@ def time_calls(
     min_sample_s: float = 0.005,
     sync: Callable[[], object] | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    min_total_s: float = 0.0,
+    max_repeats: int = 50,
 ) -> Timing:
     """Time ``fn`` after ``warmup`` calls: ``repeats`` samples of ``number`` back-to-back calls.
 
     ``number`` is chosen from the last warm-up call so a sample lasts at least ``min_sample_s``,
-    which amortises timer and call overhead on fast kernels. ``sync`` (a device synchronize)
-    runs before each clock read when given. ``single_call`` is one call timed on its own.
+    which amortises timer and call overhead on fast kernels; more samples are taken (up to
+    ``max_repeats``) until they add up to ``min_total_s``, so a median of fast samples is not
+    decided by a few milliseconds of a noisy machine. ``sync`` (a device synchronize) runs
+    before each clock read when given. ``single_call`` is one call timed on its own.
     """
     if repeats < 1 or warmup < 0:
         raise BadInput(f"repeats must be ≥ 1 and warmup ≥ 0, got {repeats} and {warmup}")
@@ -67,6 +71,8 @@ def time_calls(
     if not math.isfinite(single) or single < 0:
         raise BadInput(f"the clock went backwards or broke: {single!r} s")
     number = max(1, math.ceil(min_sample_s / single)) if single > 0 else 1000
+    if min_total_s > 0 and single > 0:
+        repeats = max(repeats, min(max_repeats, math.ceil(min_total_s / (number * single))))
     samples = []
     for _ in range(repeats):
         sync()
