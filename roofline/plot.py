@@ -65,22 +65,23 @@ def plot_report(reports: Sequence[Mapping[str, object]], path: Path, title: str 
                     ls="-" if j == 0 else ":",
                 )
         rows = [r for r in rep.get("decode", []) if r.get("gflops")]
-        for n in sorted({r["n"] for r in rows}):
+        sizes = sorted({r["n"] for r in rows})
+        for k, n in enumerate(sizes):
             pts = sorted((r for r in rows if r["n"] == n), key=lambda r: r["batch"])
             ax.plot(
                 [r["intensity"] for r in pts],
                 [r["gflops"] * 1e9 for r in pts],
                 ls="",
                 color=color,
-                marker=markers[sorted({r["n"] for r in rows}).index(n) % len(markers)],
+                marker=markers[k % len(markers)],
                 label=f"{host}: decode n={n} (DRAM)",
             )
-            for r in pts:
+            for r in pts:  # labels alternate below / above so two sizes at one batch stay readable
                 ax.annotate(
                     f"b={r['batch']}",
                     (r["intensity"], r["gflops"] * 1e9),
                     textcoords="offset points",
-                    xytext=(4, -10),
+                    xytext=(4, -11 if k % 2 == 0 else 5),
                     fontsize=7,
                     color=color,
                 )
