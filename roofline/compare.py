@@ -383,7 +383,13 @@ def compare_commits(
             continue
         compared.append(m.name)
         ra, rb = m.runs[a], m.runs[b]
-        for name in sorted(set(ra.values) | set(rb.values)):
+        one_sided = sorted(set(ra.values) ^ set(rb.values))
+        if one_sided:
+            warnings.append(
+                f"machine {m.name}: {len(one_sided)} benchmark(s) recorded at only one of the commits, "
+                f"not compared ({', '.join(one_sided)})"
+            )
+        for name in sorted(set(ra.values) & set(rb.values)):
             bench = results.benchmarks.get(name)
             better = direction(name, bench)
             unit = bench.unit if bench else ""
@@ -391,6 +397,8 @@ def compare_commits(
             names = ra.param_names.get(name) or rb.param_names.get(name) or ()
             for key in keys:
                 x, y = ra.values.get(name, {}).get(key), rb.values.get(name, {}).get(key)
+                if x is None and y is None:  # skipped or failed at both: nothing to compare
+                    continue
                 params = dict(zip(names, key, strict=False))
                 changes.append(Change(m.name, name, params, unit, x, y, better, judge(x, y, better, threshold)))
     if not compared:

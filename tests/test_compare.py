@@ -210,3 +210,12 @@ def test_plot_never_writes_into_the_results_directory(results, capsys):
     assert main(["compare", str(results), "--plot", str(results / "alpha" / "x.png")]) == 2
     assert "never writes into the results directory" in capsys.readouterr().err
     assert snapshot(results) == before
+
+
+def test_benchmarks_run_at_only_one_commit_are_named_not_tabled(tmp_path, capsys):
+    only_decode = {k: v for k, v in full_values(gflops=(10.0, 50.0)).items() if k.startswith("decode.")}
+    root, args = gate(tmp_path, only_decode)
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "recorded at only one of the commits, not compared (ceilings.GemmPeak.track_gemm_ceiling" in captured.err
+    assert "ceilings." not in captured.out and "decode.DecodeDRAM.track_gflops" in captured.out
