@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .compare import BANDWIDTH_CEILING, DECODE_TRACKS, OBSERVED_CROSSOVER, PEAK_CEILING
 from .errors import BadInput
 from .report import build_report
 from .results import Results, Run, read_results
 
-DRAM = "decode.DecodeDRAM"
-CACHE = "decode.DecodeCacheResident"
-BANDWIDTH = "ceilings.MemoryBandwidth.track_bandwidth_ceiling"
-GEMM = "ceilings.GemmPeak.track_gemm_ceiling"
-OBSERVED = "crossover.Crossover.track_observed_crossover_batch"
+# The suite's benchmark names, as compare reads them too.
+BANDWIDTH, GEMM, OBSERVED = BANDWIDTH_CEILING, PEAK_CEILING, OBSERVED_CROSSOVER
+DRAM, CACHE = (DECODE_TRACKS[k].removesuffix(".track_gflops") for k in ("DRAM", "cache-resident"))
 OVERHEAD = "backends.CallOverhead.track_{}_call"  # µs, param backend
 
 
