@@ -62,29 +62,43 @@ def test_a_raising_benchmark_fails_the_run_but_keeps_the_others(project):
     assert "decode, weights from DRAM" in proc.stdout  # the report still comes
 
 
+SLOW_BENCHMARK = """
+import os, pathlib, time
+
+
+class Slow:
+    timeout = 300
+
+    def track_slow(self):
+        pathlib.Path(os.environ["ROOFLINE_TEST_MARKER"]).write_text("inside the suite")
+        time.sleep(120)
+        return 1.0
+"""
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
-def test_a_killed_run_leaves_earlier_results_intact(project, sig):
+def test_a_killed_run_leaves_earlier_results_intact(project, sig, tmp_path):
     repo, env = project
     first = bench(repo, env, "--bench", "DecodeDRAM")
     assert first.returncode == 0, first.stdout[-2000:]
     before = snapshot(repo / ".asv" / "results" / "box")
-    (repo / "README.md").write_text("a second commit\n")
-    git(repo, "commit", "-qam", "second")
+    # a second commit whose suite holds a benchmark that says when it runs, then takes its time
+    (repo / "benchmarks" / "slow.py").write_text(SLOW_BENCHMARK)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "second")
+    marker = tmp_path / "marker"
     proc = subprocess.Popen(
-        [*BENCH, "--bench", "DecodeDRAM"],
+        [*BENCH, "--bench", "DecodeDRAM|Slow"],
         cwd=repo,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        env={**env, "ROOFLINE_TEST_MARKER": str(marker)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    lines = []
     deadline = time.monotonic() + 120
-    for line in proc.stdout:  # wait until asv is inside the suite
-        lines.append(line)
-        if "decode.DecodeDRAM" in line or time.monotonic() > deadline:
-            break
+    while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert marker.exists(), "the slow benchmark never started"
     os.killpg(proc.pid, sig)
     proc.wait(timeout=60)
     assert proc.returncode != 0
