@@ -131,6 +131,16 @@ def _calls_for(per_call: float, min_sample_s: float, multiple: int = 1) -> int:
     return -(-number // multiple) * multiple
 
 
+def _calibrate(fn: Callable[[], object], device: Device, warmup: int, min_sample_s: float, multiple: int):
+    """Warm up; then (one call alone between events, calls per sample from a trial of 8)."""
+    for _ in range(warmup):
+        fn()
+    device.synchronize()
+    single = _span(device, fn, 1)
+    trial = _span(device, fn, 8, prime=True) / 8
+    return single, _calls_for(trial, min_sample_s, multiple)
+
+
 def time_events(
     fn: Callable[[], object],
     device: Device,
@@ -148,12 +158,7 @@ def time_events(
     pool's size, so every sample reads every matrix equally).
     """
     _check(repeats, warmup, min_sample_s)
-    for _ in range(warmup):
-        fn()
-    device.synchronize()
-    single = _span(device, fn, 1)
-    trial = _span(device, fn, 8, prime=True) / 8
-    number = _calls_for(trial, min_sample_s, multiple)
+    single, number = _calibrate(fn, device, warmup, min_sample_s, multiple)
     samples = [_span(device, fn, number, prime=True) / number for _ in range(repeats)]
     if min(samples) <= 0:
         raise BadInput("device samples of zero length: the events are too coarse for this kernel")
@@ -176,12 +181,7 @@ def time_graph(
     time per call. ``single_call`` is one eager call between two events, as in :func:`time_events`.
     """
     _check(repeats, warmup, min_sample_s)
-    for _ in range(warmup):
-        fn()
-    device.synchronize()
-    single = _span(device, fn, 1)
-    trial = _span(device, fn, 8, prime=True) / 8
-    number = _calls_for(trial, min_sample_s, multiple)
+    single, number = _calibrate(fn, device, warmup, min_sample_s, multiple)
     replay = device.graph(fn, number)
     replay()  # the first replay uploads the graph
     device.synchronize()
