@@ -1,0 +1,140 @@
+"""The exit codes the README documents, one case per documented outcome, through the real entry point.
+
+0: answered. 1: a regression (``compare --commits``) or a failure. 2: bad input, one line on
+stderr. 130: interrupted. The flags themselves are pinned in tests/golden/cli-flags.json.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from roofline.cli import COMMANDS, main
+
+from .asv_fixtures import full_values, two_machines, write_run
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = str(ROOT / "examples" / "results")
+DECODE = ["decode", "--model", "llama-3-8b", "--hardware", "h100"]
+
+ANSWERED = [
+    ["specs", "h100", "mi300x"],
+    ["specs", "--json"],
+    ["compare", EXAMPLES],
+    ["compare", EXAMPLES, "--json"],
+    ["report", "--results", EXAMPLES],
+    ["report", "--results", EXAMPLES, "--json"],
+    [*DECODE, "--batch", "1,8"],
+    ["backends"],
+]
+
+BAD_INPUT = [
+    [],  # no subcommand
+    ["no-such-command"],
+    *[[command, "--no-such-flag"] for command in sorted(COMMANDS)],
+    ["plot"],  # -o is required
+    ["decode", "--hardware", "h100"],  # --model is required
+    ["compare"],  # RESULTS_DIR is required
+    ["report", "--batch", "x"],
+    ["report", "--n", "1e3"],
+    ["report", "--batch", "1,,8"],
+    ["report", "--batch", ""],
+    ["report", "--n", "0"],
+    ["report", "--batch", "-1"],
+    ["report", "--n", "99999999"],
+    ["report", "--sweep-n", "nan"],
+    ["report", "--batch", "inf"],
+    [*DECODE, "--context", "0"],
+    [*DECODE, "--interconnect", "nan"],
+    [*DECODE, "--interconnect", "inf"],
+    ["decode", "--model", "no-such-model", "--hardware", "h100"],
+    ["decode", "--model", "llama-3-70b", "--hardware", "h100", "--batch", "512"],  # does not fit
+    ["decode", "--model", "llama-3-8b", "--hardware", "h100", "--tp", "3"],  # does not divide the KV heads
+    ["specs", "no-such-device"],
+    ["plot", "-o", "roofline.jpg", "--n", "64"],
+    ["plot", "-o", "/no/such/folder/roofline.png"],
+    ["report", "--plot", "/proc/roofline.png"],
+    ["report", "--results", "/no/such/results"],
+    ["compare", "/no/such/results"],
+    ["compare", "--threshold", "-5%", EXAMPLES],
+    ["machine", "--machine", ""],
+    ["gpu", "--dtypes", "fp7"],
+]
+
+
+def run(capsys, argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("argv", ANSWERED, ids=" ".join)
+def test_answered_is_0(capsys, argv):
+    code, _, err = run(capsys, argv)
+    assert code == 0, err
+
+
+def test_version_is_0(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.startswith("roofline ")
+
+
+@pytest.mark.parametrize("argv", BAD_INPUT, ids=lambda a: " ".join(a) or "(nothing)")
+def test_bad_input_is_one_line_and_2(capsys, argv):
+    code, out, err = run(capsys, argv)
+    assert code == 2, (out, err)
+    assert err.startswith("roofline: error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_bad_environment_variable_is_2(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    for name, value in (("ROOFLINE_N", "0"), ("ROOFLINE_BATCH", "-1"), ("ROOFLINE_LLC_BYTES", "lots")):
+        with monkeypatch.context() as m:
+            m.setenv(name, value)
+            code, _, err = run(capsys, ["preflight"])
+            assert code == 2 and name in err and err.count("\n") == 1
+
+
+def test_compare_commits_is_1_on_a_regression_and_0_without(capsys, tmp_path):
+    root = two_machines(tmp_path / "results")
+    code, _, err = run(capsys, ["compare", str(root), "--commits", "aaaa", "bbbb"])
+    assert code == 0, err
+    write_run(root, "alpha", "c" * 40, full_values(gflops=(5.0, 25.0)), date=3)
+    code, out, _ = run(capsys, ["compare", str(root), "--machine", "alpha", "--commits", "bbbb", "cccc"])
+    assert code == 1 and "REGRESSION" in out
+    code, _, err = run(capsys, ["compare", str(root), "--commits", "aaaa", "ffff"])
+    assert code == 2 and err.count("\n") == 1
+
+
+def test_bench_outside_a_git_checkout_is_2(capsys, tmp_path, monkeypatch, small_machine):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    code, _, err = run(capsys, ["bench", "--results", str(tmp_path / "results")])
+    assert code == 2 and "git" in err and err.count("\n") == 1
+
+
+def test_interrupted_is_130(capsys, monkeypatch):
+    import roofline.cli as cli
+
+    def interrupt(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(cli.COMMANDS, "specs", (cli.COMMANDS["specs"][0], interrupt))
+    code, _, err = run(capsys, ["specs"])
+    assert code == 130 and err == "roofline: interrupted\n"
+
+
+def test_a_real_process_exits_2_with_one_line(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "roofline", "report", "--n", "abc"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HOME": str(tmp_path)},
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
