@@ -3,12 +3,12 @@
 scipy's ``XPBenchmark`` pattern: backend and dtype are parameters beside n and batch; a
 combination whose backend or dtype is absent here raises ``NotImplementedError`` in setup and
 asv records it as skipped. Thin by design: parameters here, everything else in
-:mod:`roofline.suite_backends`. On a GPU machine run ``asv run --python=same`` against the
+:mod:`roofline.suite.suite_backends`. On a GPU machine run ``asv run --python=same`` against the
 machine's own torch (see the README's "Backends and GPUs").
 """
 
-from roofline import params, suite_backends
-from roofline.backends import BACKENDS, available
+from roofline.measure.backends import BACKENDS, available
+from roofline.suite import params, suite_backends
 
 
 class BackendDecode:

@@ -1,6 +1,6 @@
 """This machine's ceilings, measured in each benchmark's own process."""
 
-from roofline import suite
+from roofline.suite import harness as suite
 
 
 class MemoryBandwidth:

@@ -1,6 +1,6 @@
 """The crossover batch: observed (knee of a batch sweep) and predicted (measured ceilings)."""
 
-from roofline import suite
+from roofline.suite import harness as suite
 
 
 class Crossover:

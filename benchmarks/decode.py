@@ -1,11 +1,12 @@
 """Decode-step benchmarks: y = W·X over n × batch, in DRAM and cache-resident regimes.
 
-Thin by design: parameters here, everything else in :mod:`roofline.suite`. Each track measures
+Thin by design: parameters here, everything else in :mod:`roofline.suite.harness`. Each track measures
 in its own process (warm-up, then the median of timed samples); the ``time_`` twin lets asv's
 own regression view, which reads lower as better, watch the same kernel.
 """
 
-from roofline import params, suite
+from roofline.suite import harness as suite
+from roofline.suite import params
 
 
 class DecodeDRAM:

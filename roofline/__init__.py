@@ -1,19 +1,14 @@
 """roofline: where LLM decoding stops waiting on memory and starts waiting on arithmetic.
 
-The package is layered; lower modules never import higher ones:
+The layers, lowest first. A module imports from its own layer and the layers before it, never
+from a later one (tests/test_layers.py reads this table; the README points here):
 
-- facts and arithmetic: :mod:`~roofline.errors`, :mod:`~roofline.hardware`, :mod:`~roofline.arithmetic`,
-  :mod:`~roofline.catalogue`, :mod:`~roofline.models`, :mod:`~roofline.units`
-- the machine: :mod:`~roofline.system`, :mod:`~roofline.params`, :mod:`~roofline.backends`
-- data, kernels and timing: :mod:`~roofline.data`, :mod:`~roofline.kernels`, :mod:`~roofline.torch_kernels`,
-  :mod:`~roofline.timing`, :mod:`~roofline.gpu`
-- measurement: :mod:`~roofline.measure`, :mod:`~roofline.ceilings`, :mod:`~roofline.gpu_ceilings`,
-  :mod:`~roofline.crossover`, :mod:`~roofline.regimes`, :mod:`~roofline.guards`, :mod:`~roofline.suite`,
-  :mod:`~roofline.suite_backends`, :mod:`~roofline.decode_model`
-- results and reports: :mod:`~roofline.results`, :mod:`~roofline.report`, :mod:`~roofline.results_report`,
-  :mod:`~roofline.compare`, :mod:`~roofline.specs`, :mod:`~roofline.plot`, :mod:`~roofline.compare_plot`,
-  :mod:`~roofline.decode_report`, :mod:`~roofline.gpu_run`, :mod:`~roofline.machine`
-- the command line: :mod:`~roofline.preflight`, :mod:`~roofline.bench`, :mod:`~roofline.cli`
+    errors, units, host   exceptions and input checks, numbers for people, facts about this machine
+    model                 pure arithmetic, no clock: dtypes, hardware, roofline, catalogue, LLMs, knee, guards
+    measure               allocates, runs and times: pools, numpy and torch steps, timing, ceilings, sweeps
+    suite                 the asv side: parameters, what benchmarks call, names, preflight, machine file, results
+    report                answers for people: reports live, from results and of a GPU; compare, gate, plots
+    bench, cli, __main__  the commands, the only code that prints (with suite.harness, for asv's stderr)
 """
 
 __version__ = "0.1.0"

@@ -1,6 +1,6 @@
 """`roofline bench`: the whole `make bench` after installation, as one command.
 
-preflight → asv machine file (:func:`roofline.machine.register`) → ``asv run`` →
+preflight → asv machine file (:func:`roofline.suite.machine_file.register`) → ``asv run`` →
 ``asv publish`` → the report and plot from the results just recorded. asv runs as a
 subprocess of this interpreter (``python -m asv``); a failed benchmark makes the exit status 1
 after everything else has still been published and reported, so no result that ran is lost.
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from .errors import BadInput
-from .preflight import preflight
+from .suite.preflight import preflight
 
 
 def _asv(*args: str) -> int:
@@ -43,8 +43,8 @@ def run_bench(
     for line in preflight(results):
         print(f"roofline: {line}")
     commit = head_commit()
-    from .gpu import gpu_facts
-    from .machine import register
+    from .measure.cuda_timing import gpu_facts
+    from .suite.machine_file import register
 
     # asv's machine file, non-interactively, with roofline's keys (the GPU's name too: the same
     # entry as `roofline machine` writes, so the key does not flip between the two)
@@ -68,9 +68,9 @@ def run_bench(
 
 
 def _report(results: Path, machine: str, commit: str, html: Path) -> None:
-    from .plot import plot_report
-    from .report import render_text
-    from .results_report import report_from_results
+    from .report.cpu import render_text
+    from .report.from_results import report_from_results
+    from .report.plot import plot_report
 
     try:
         report = report_from_results(results, machine=machine, commit=commit)

@@ -48,7 +48,7 @@ def positive_float(text: str) -> float:
 
 
 def int_list(text: str) -> list[int]:
-    from .params import MAX_BATCH, positive_ints
+    from .suite.params import MAX_BATCH, positive_ints
 
     try:
         return list(positive_ints(text, "list", MAX_BATCH))
@@ -90,7 +90,7 @@ def _add_preflight(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_preflight(args: argparse.Namespace) -> int:
-    from .preflight import preflight
+    from .suite.preflight import preflight
 
     for line in preflight(args.results):
         print(line)
@@ -103,11 +103,11 @@ def _add_cache(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_cache(args: argparse.Namespace) -> int:
-    from . import data
+    from .measure import pools
 
-    directory = data.cache_dir()
+    directory = pools.cache_dir()
     if args.clear:
-        freed = data.clear_cache()
+        freed = pools.clear_cache()
         print(f"removed {freed / 2**20:.0f} MiB from {directory}")
         return 0
     files = sorted(directory.glob("*.bin")) if directory.is_dir() else []
@@ -119,8 +119,8 @@ def _run_cache(args: argparse.Namespace) -> int:
 
 
 def _add_measure_flags(p: argparse.ArgumentParser) -> None:
-    from . import params
-    from .crossover import SWEEP_BATCHES
+    from .measure.sweep import SWEEP_BATCHES
+    from .suite import params
 
     p.add_argument("--results", type=Path, help="build from an asv results folder instead of measuring")
     p.add_argument("--machine", help="with --results: the machine to report (default: the only one, or the newest)")
@@ -142,11 +142,11 @@ def _add_measure_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _report_from_args(args: argparse.Namespace) -> dict:
-    from . import params
-    from .report import measure_report
+    from .report.cpu import measure_report
+    from .suite import params
 
     if args.results is not None:
-        from .results_report import report_from_results
+        from .report.from_results import report_from_results
 
         return report_from_results(args.results, machine=args.machine)
     return measure_report(
@@ -167,8 +167,8 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from .plot import check_plot_path, plot_report
-    from .report import render_text
+    from .report.cpu import render_text
+    from .report.plot import check_plot_path, plot_report
 
     if args.plot is not None:
         check_plot_path(args.plot)
@@ -190,7 +190,7 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_plot(args: argparse.Namespace) -> int:
-    from .plot import check_plot_path, plot_report
+    from .report.plot import check_plot_path, plot_report
 
     check_plot_path(args.output)
     plot_report([_report_from_args(args)], args.output)
@@ -199,7 +199,7 @@ def _run_plot(args: argparse.Namespace) -> int:
 
 
 def _add_decode(sub: argparse._SubParsersAction) -> None:
-    from .models import KV_BYTES, SETTABLE_FIELDS, WEIGHT_BYTES, preset_names
+    from .model.llm import KV_BYTES, SETTABLE_FIELDS, WEIGHT_BYTES, preset_names
 
     p = sub.add_parser("decode", help="tokens/s, bound and crossover batch of an LLM on catalogue or measured hardware")
     p.add_argument("--model", required=True, help=f"a preset ({', '.join(preset_names())}) or 'custom'")
@@ -231,9 +231,9 @@ def _add_decode(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_decode(args: argparse.Namespace) -> int:
-    from .decode_model import DecodeSetup, check_inputs, estimate, require_fits
-    from .decode_report import format_estimate, resolve_hardware
-    from .models import SETTABLE_FIELDS, custom_model, lookup_model
+    from .model.decode import DecodeSetup, check_inputs, estimate, require_fits
+    from .model.llm import SETTABLE_FIELDS, custom_model, lookup_model
+    from .report.decode import format_estimate, resolve_hardware
 
     shape = {f: getattr(args, f) for f in (*SETTABLE_FIELDS, "tied_embeddings")}
     base = None if args.model.strip().lower() == "custom" else lookup_model(args.model)
@@ -289,14 +289,14 @@ def _add_specs(sub: argparse._SubParsersAction) -> None:
 
 
 def _dtypes() -> tuple[str, ...]:
-    from .catalogue import DTYPES
+    from .model.catalogue import DTYPES
 
     return DTYPES
 
 
 def _run_specs(args: argparse.Namespace) -> int:
-    from . import catalogue
-    from .specs import device_specs, format_specs
+    from .model import catalogue
+    from .report.specs import device_specs, format_specs
 
     devices, problems = [], []
     for name in args.names or catalogue.names():
@@ -332,13 +332,13 @@ def _add_machine(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_machine(args: argparse.Namespace) -> int:
-    from . import machine
+    from .suite import machine_file
 
-    path = args.file or machine.machine_file_path()
-    from .gpu import gpu_facts
+    path = args.file or machine_file.machine_file_path()
+    from .measure.cuda_timing import gpu_facts
 
     gpu = gpu_facts()  # None without torch or a CUDA device
-    name, entry, keep = machine.register(
+    name, entry, keep = machine_file.register(
         args.machine, path, measure=not args.no_measure, remeasure=args.remeasure, write=not args.dry_run, gpu=gpu
     )
     if args.json:
@@ -382,8 +382,8 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    from . import compare
-    from .results import read_results
+    from .report import compare
+    from .suite.results import read_results
 
     results = read_results(args.results)
     if args.plot is not None:
@@ -404,7 +404,7 @@ def _run_compare(args: argparse.Namespace) -> int:
     for line in results.warnings + warnings:
         print(f"roofline: warning: {line}", file=sys.stderr)
     if args.plot is not None:
-        from .compare_plot import plot_overlay
+        from .report.compare_plot import plot_overlay
 
         plot_overlay(summaries, args.plot)
     if args.json:
@@ -429,8 +429,8 @@ def _add_backends(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_backends(args: argparse.Namespace) -> int:
-    from .backends import inventory, torch_threads
-    from .gpu import gpu_facts
+    from .measure.backends import inventory, torch_threads
+    from .measure.cuda_timing import gpu_facts
 
     rows, gpu = inventory(), gpu_facts()
     if args.json:
@@ -444,7 +444,7 @@ def _run_backends(args: argparse.Namespace) -> int:
 
 
 def _dtype_list(text: str) -> list[str]:
-    from .params import dtypes_from
+    from .suite.params import dtypes_from
 
     try:
         return list(dtypes_from(text, "list"))
@@ -453,8 +453,8 @@ def _dtype_list(text: str) -> list[str]:
 
 
 def _add_gpu(sub: argparse._SubParsersAction) -> None:
-    from .gpu_ceilings import GPU_DTYPES
-    from .gpu_run import GPU_SWEEP_BATCHES, GPU_SWEEP_N
+    from .measure.cuda_ceilings import GPU_DTYPES
+    from .report.gpu import GPU_SWEEP_BATCHES, GPU_SWEEP_N
 
     p = sub.add_parser("gpu", help="measure the CUDA GPU: ceilings, overhead, decode sweep and crossover")
     p.add_argument("--dtypes", type=_dtype_list, default=list(GPU_DTYPES), help="default " + ",".join(GPU_DTYPES))
@@ -467,7 +467,7 @@ def _add_gpu(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_gpu(args: argparse.Namespace) -> int:
-    from .gpu_run import gpu_roofline, render_gpu_text
+    from .report.gpu import gpu_roofline, render_gpu_text
 
     if args.output is not None and args.output.exists():
         raise BadInput(f"{args.output} exists; roofline never overwrites a result (choose a new name)")

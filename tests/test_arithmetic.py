@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from roofline.arithmetic import (
+from roofline.errors import BadInput
+from roofline.model.arithmetic import (
     arithmetic_intensity,
     attainable_flops,
     bound_at,
@@ -13,8 +14,7 @@ from roofline.arithmetic import (
     ridge_point,
     roofline_fraction,
 )
-from roofline.errors import BadInput
-from roofline.hardware import H100, Hardware
+from roofline.model.hardware import H100, Hardware
 
 
 def test_h100_ridge_and_crossover():

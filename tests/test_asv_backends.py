@@ -88,8 +88,8 @@ def test_asv_run_skips_absent_backends(tmp_path):
 
 
 def cuda_here() -> bool:
-    from roofline.backends import available
     from roofline.errors import BackendUnavailable
+    from roofline.measure.backends import available
 
     try:
         available("torch-cuda", "bf16")

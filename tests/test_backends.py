@@ -7,8 +7,9 @@ import types
 
 import pytest
 
-from roofline import backends, params
 from roofline.errors import BackendUnavailable, BadInput
+from roofline.measure import backends
+from roofline.suite import params
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -126,7 +127,7 @@ def test_gpu_params_default_by_device_and_env(monkeypatch):
     ],
 )
 def test_bad_backend_variables_name_themselves(monkeypatch, var, value, message):
-    from roofline.preflight import backends_plan
+    from roofline.suite.preflight import backends_plan
 
     monkeypatch.setenv(var, value)
     with pytest.raises(BadInput, match=message):

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from roofline import catalogue
 from roofline.cli import main
 from roofline.errors import BadInput
-from roofline.hardware import H100
+from roofline.model import catalogue
+from roofline.model.hardware import H100
 
 REQUIRED = [
     "H100 SXM",

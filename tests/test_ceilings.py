@@ -3,8 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from roofline import ceilings
 from roofline.errors import BadInput, KernelMismatch
+from roofline.measure import ceilings
 
 
 def test_bandwidth_at_a_tiny_size_is_plausible():

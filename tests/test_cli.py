@@ -33,7 +33,7 @@ def run(capsys, *argv):
 @pytest.fixture
 def fast_ceilings(monkeypatch):
     """Ceilings at tiny sizes: the CLI path is under test here, not the machine."""
-    from roofline import ceilings
+    from roofline.measure import ceilings
 
     real = ceilings.measure_ceilings
     monkeypatch.setattr(ceilings, "measure_ceilings", lambda **kw: real(total_bytes=3 * 2**20, gemm_n=128, runs=2))

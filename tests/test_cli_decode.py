@@ -7,9 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from roofline import ceilings, system
+from roofline import host as system
 from roofline.cli import main
-from roofline.hardware import Hardware
+from roofline.measure import ceilings
+from roofline.model.hardware import Hardware
 
 FAKE_HOST = Hardware("fake-host", {"fp32": 2e11, "fp64": 1e11}, 2e10, source="measured on fake-host")
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from roofline import compare
 from roofline.cli import main
-from roofline.results import read_results
+from roofline.report import compare
+from roofline.suite.results import read_results
 
 from .asv_fixtures import full_values, snapshot, two_machines, write_benchmarks, write_machine, write_run
 

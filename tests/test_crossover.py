@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from roofline.crossover import fit_knee, sweep
 from roofline.errors import BadInput
+from roofline.measure.sweep import fit_knee, sweep
 
 BATCHES = [2**i for i in range(11)]
 

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from roofline import data
 from roofline.errors import BadInput
+from roofline.measure import pools as data
 
 
 def test_shared_random_is_seeded_written_and_read_only(small_machine):

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roofline.arithmetic import crossover_batch
-from roofline.decode_model import (
+from roofline.errors import BadInput
+from roofline.model.arithmetic import crossover_batch
+from roofline.model.decode import (
     DecodeSetup,
     compute_dtype_for,
     crossover,
@@ -16,9 +17,8 @@ from roofline.decode_model import (
     require_fits,
     step,
 )
-from roofline.errors import BadInput
-from roofline.hardware import Hardware
-from roofline.models import PRESETS, ModelShape
+from roofline.model.hardware import Hardware
+from roofline.model.llm import PRESETS, ModelShape
 
 # Built here, not looked up, so these tests do not depend on the hardware catalogue.
 TPU_V5E = Hardware("TPU v5e", {"bf16": 197e12, "int8": 394e12}, 8.19e11, memory_bytes=16e9)

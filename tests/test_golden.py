@@ -56,11 +56,13 @@ from asv_runner.discovery import disc_benchmarks, update_sys_path
 update_sys_path(sys.argv[1])
 out = {}
 for b in disc_benchmarks(sys.argv[1]):
-    # what asv writes to benchmarks.json, plus the tuples it leaves out there (repeat) but reads at run time
+    # what asv writes to benchmarks.json, plus the tuples it leaves out there (repeat) but reads at run
+    # time; less setup_cache_key, the line number of a setup_cache in its file (it keys no history)
     out[b.name] = {
         k: list(v) if isinstance(v, tuple) else v
         for k, v in b.__dict__.items()
         if isinstance(v, (str, int, float, list, dict, bool, tuple)) and not k.startswith("_")
+        and k != "setup_cache_key"
     }
 print(json.dumps(out, indent=1, sort_keys=True, ensure_ascii=False))
 """

@@ -6,8 +6,8 @@ import stat
 
 import pytest
 
-from roofline import gpu
 from roofline.errors import BadInput
+from roofline.measure import cuda_timing as gpu
 
 
 class FakeDevice:

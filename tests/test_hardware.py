@@ -1,7 +1,7 @@
 import pytest
 
 from roofline.errors import BadInput
-from roofline.hardware import H100, Hardware
+from roofline.model.hardware import H100, Hardware
 
 
 def test_lab_h100_figures():

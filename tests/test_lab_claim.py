@@ -2,8 +2,8 @@
 
 import pytest
 
-from roofline.kernels import decode_step
-from roofline.measure import measure_step
+from roofline.measure.numpy_step import decode_step
+from roofline.measure.step import measure_step
 
 pytestmark = pytest.mark.slow
 

@@ -1,46 +1,79 @@
-"""Data flows one way: no module imports one from a higher layer (README, "Layout")."""
+"""Data flows one way: no module imports from a later layer than its own.
+
+The layers are the table in roofline/__init__.py's docstring; a module's layer is its subpackage
+(roofline/model/x.py is in "model") or, at the top level, its own name.
+"""
 
 import ast
+import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "roofline"
+import roofline
 
-LAYERS = [
-    {"errors", "units"},
-    {"hardware", "system"},
-    {"arithmetic", "catalogue", "models", "timing", "data"},
-    {"kernels", "gpu"},
-    {"torch_kernels", "backends", "params"},
-    {"measure", "guards"},
-    {"ceilings", "crossover", "regimes", "decode_model", "preflight"},
-    {"gpu_ceilings", "suite", "suite_backends", "gpu_run", "results"},
-    {"report", "specs", "machine", "compare", "plot", "decode_report"},
-    {"results_report", "compare_plot"},
-    {"bench", "cli", "__main__", "__init__"},
-]
-RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
+PACKAGE = Path(roofline.__file__).resolve().parent
 
 
-def imports(path: Path) -> set[str]:
+def layers() -> list[tuple[str, ...]]:
+    """The docstring's table: one layer per indented line, its names before the description."""
+    rows = re.findall(r"^    (\S[^ ]*(?: [^ ]+)*?)  +\S", roofline.__doc__, re.M)
+    return [tuple(name.strip() for name in row.split(",")) for row in rows]
+
+
+RANK = {name: i for i, layer in enumerate(layers()) for name in layer}
+
+
+def layer_of(module: str) -> str:
+    """'roofline.model.knee' → 'model'; 'roofline.cli' → 'cli'; 'roofline' → '__init__'."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def imported(module: str, path: Path) -> set[str]:
+    """Every roofline module ``module`` imports, lazily or not, resolved to its dotted name."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            if node.module:
-                found.add(node.module.split(".")[0])
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                target = f"{base}.{node.module}" if node.module else base
             else:
-                found.update(alias.name for alias in node.names)
-    return found & set(RANK)
+                target = node.module or ""
+            found.add(target)
+            found.update(f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in modules())
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {m for m in found if m == "roofline" or m.startswith("roofline.")}
 
 
-def test_every_module_has_a_layer():
-    assert {p.stem for p in PACKAGE.glob("*.py")} == set(RANK)
+def test_the_table_names_every_subpackage_and_top_level_module():
+    assert [layer[0] for layer in layers()][:1] == ["errors"] and len(layers()) == 6
+    named = {layer_of(m) for m in modules()} - {"__init__"}
+    assert named == set(RANK)
 
 
-def test_no_module_imports_upwards():
+def test_no_module_imports_from_a_later_layer():
     upward = [
-        f"{p.stem} (layer {RANK[p.stem]}) imports {m} (layer {RANK[m]})"
-        for p in sorted(PACKAGE.glob("*.py"))
-        for m in sorted(imports(p))
-        if RANK[m] > RANK[p.stem]
+        f"{m} ({layer_of(m)}) imports {t} ({layer_of(t)})"
+        for m, path in modules().items()
+        if m != "roofline"
+        for t in sorted(imported(m, path))
+        if t != "roofline" and RANK[layer_of(t)] > RANK[layer_of(m)]
     ]
     assert not upward, upward
+
+
+def test_an_upward_import_is_caught(tmp_path):
+    """The check itself: a model module importing from report is flagged."""
+    path = tmp_path / "x.py"
+    path.write_text("from ..report.cpu import build_report\n")
+    assert imported("roofline.model.x", path) == {"roofline.report.cpu"}
+    assert RANK[layer_of("roofline.report.cpu")] > RANK[layer_of("roofline.model.x")]

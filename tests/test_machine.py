@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from roofline import machine
-from roofline.ceilings import gemm_peak, hardware_from, stream_bandwidth
 from roofline.cli import main
 from roofline.errors import BadInput
-from roofline.system import host_facts
+from roofline.host import host_facts
+from roofline.measure.ceilings import gemm_peak, hardware_from, stream_bandwidth
+from roofline.suite import machine_file as machine
 
 HOST = {
     "cpu": "AMD EPYC 9654 96-Core Processor",

@@ -3,7 +3,7 @@
 import pytest
 
 from roofline.errors import BadInput
-from roofline.models import (
+from roofline.model.llm import (
     PRESETS,
     ModelShape,
     bytes_per_kv_element,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline import catalogue
+from roofline.model import catalogue
 
 from .asv_fixtures import snapshot
 from .asvtools import asv_env, git, scratch_repo

@@ -1,7 +1,7 @@
 import pytest
 
-from roofline import params
 from roofline.errors import BadInput
+from roofline.suite import params
 
 
 def test_defaults(monkeypatch):

@@ -1,7 +1,7 @@
 import pytest
 
 from roofline.errors import BadInput
-from roofline.plot import plot_report
+from roofline.report.plot import plot_report
 
 from .test_report import sample_report
 

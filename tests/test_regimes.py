@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from roofline import regimes
 from roofline.cli import main
 from roofline.errors import BadInput
+from roofline.measure import overhead as regimes
 
 
 def test_floors_and_the_binding_roof():
@@ -56,9 +56,10 @@ def test_numpy_overhead_roof(monkeypatch, tmp_path):
 def test_gpu_run_logic_on_cpu(monkeypatch, tmp_path):
     """The whole GPU run, with torch-cpu steps standing in for CUDA ones and fake facts."""
     pytest.importorskip("torch", reason="torch is not installed")
-    from roofline import backends, gpu_run
-    from roofline.ceilings import Bandwidth, Ceilings, GemmPeak
-    from roofline.hardware import Hardware
+    from roofline.measure import backends
+    from roofline.measure.ceilings import Bandwidth, Ceilings, GemmPeak
+    from roofline.model.hardware import Hardware
+    from roofline.report import gpu as gpu_run
 
     monkeypatch.setenv("ROOFLINE_LLC_BYTES", "1M")
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))

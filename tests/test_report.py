@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from roofline.report import SCHEMA, build_report, render_text
+from roofline.report.cpu import SCHEMA, build_report, render_text
 
 FACTS = {
     "host": "box",

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from roofline.errors import BadInput
-from roofline.results import parse_param, read_results
+from roofline.suite.results import parse_param, read_results
 
 from .asv_fixtures import full_values, snapshot, two_machines, write_benchmarks, write_machine, write_run
 

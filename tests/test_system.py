@@ -1,6 +1,6 @@
 import pytest
 
-from roofline import system
+from roofline import host as system
 from roofline.errors import BadInput
 
 

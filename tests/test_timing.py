@@ -1,7 +1,7 @@
 import pytest
 
 from roofline.errors import BadInput
-from roofline.timing import time_calls
+from roofline.measure.timing import time_calls
 
 
 class FakeClock:

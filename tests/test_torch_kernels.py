@@ -6,10 +6,12 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="torch is not installed (make test installs the CPU build)")
 
-from roofline import backends, regimes, suite_backends  # noqa: E402
 from roofline.errors import BackendUnavailable, BadInput, KernelMismatch  # noqa: E402
-from roofline.measure import measure_step  # noqa: E402
-from roofline.torch_kernels import TOLERANCE, torch_decode_step, validate  # noqa: E402
+from roofline.measure import backends  # noqa: E402
+from roofline.measure import overhead as regimes  # noqa: E402
+from roofline.measure.step import measure_step  # noqa: E402
+from roofline.measure.torch_step import TOLERANCE, torch_decode_step, validate  # noqa: E402
+from roofline.suite import suite_backends  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 NO_CUDA = f"CUDA is absent: torch {torch.__version__} here has no GPU (CUDA {torch.version.cuda})"
@@ -147,8 +149,8 @@ def test_cuda_step_end_to_end(dtype):
 
 @pytest.mark.skipif(not CUDA, reason=NO_CUDA)
 def test_cuda_ceilings_and_facts():
-    from roofline.gpu import gpu_facts
-    from roofline.gpu_ceilings import copy_bandwidth, gemm_rate
+    from roofline.measure.cuda_ceilings import copy_bandwidth, gemm_rate
+    from roofline.measure.cuda_timing import gpu_facts
 
     facts = gpu_facts()
     assert facts and facts["gpu_sm_count"] > 0 and facts["gpu_l2_bytes"] > 0
@@ -207,7 +209,7 @@ def test_device_timing_path_of_a_torch_step(fails, timer):
 @pytest.mark.parametrize("dtype", ["fp32", "bf16", "fp8"])
 def test_gemm_ceiling_logic_on_cpu(dtype):
     """The GPU GEMM ceiling's data, validation and timing, run on the CPU with the host clock."""
-    from roofline.gpu_ceilings import gemm_rate
+    from roofline.measure.cuda_ceilings import gemm_rate
 
     if dtype == "fp8" and not HAS_FP8:
         pytest.skip(f"torch {torch.__version__} has no float8 _scaled_mm")
@@ -216,7 +218,7 @@ def test_gemm_ceiling_logic_on_cpu(dtype):
 
 
 def test_copy_ceiling_logic_on_cpu():
-    from roofline.gpu_ceilings import GPU_CEILING_KERNEL, copy_bandwidth
+    from roofline.measure.cuda_ceilings import GPU_CEILING_KERNEL, copy_bandwidth
 
     bw = copy_bandwidth(2**20, repeats=3, device="cpu", clock=HostDevice())
     assert bw.kind == GPU_CEILING_KERNEL and bw.array_bytes == 2**20 and bw.best >= bw.median > 0
@@ -225,7 +227,7 @@ def test_copy_ceiling_logic_on_cpu():
 
 
 def test_gemm_ceiling_refuses_bad_sizes():
-    from roofline.gpu_ceilings import gemm_rate
+    from roofline.measure.cuda_ceilings import gemm_rate
 
     with pytest.raises(BadInput, match="multiple of 16"):
         gemm_rate("fp32", 100, device="cpu", clock=HostDevice())

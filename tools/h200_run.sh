@@ -81,12 +81,12 @@ note "2. roofline bench --python-same on the GPU subset (asv run --python=same -
     # split every graph by them; they are in gpu.json.
     "$PY" - "${ASV_MACHINE:-h200}" <<'PYEOF' || exit 3
 import sys
-from roofline import machine
-from roofline.gpu import gpu_facts, machine_keys
-path, name = machine.machine_file_path(), sys.argv[1]
-entries = machine.read_machine_file(path)
+from roofline.measure.cuda_timing import gpu_facts, machine_keys
+from roofline.suite import machine_file
+path, name = machine_file.machine_file_path(), sys.argv[1]
+entries = machine_file.read_machine_file(path)
 entries[name] = {**entries.get(name, {}), **machine_keys(gpu_facts())}
-machine.write_machine_file(path, entries)
+machine_file.write_machine_file(path, entries)
 print(entries[name])
 PYEOF
     timeout "${T_ASV:-300}" "$PY" -m roofline bench --python-same --machine "${ASV_MACHINE:-h200}" \
@@ -106,7 +106,7 @@ note "4. the issue's targets"
 "$PY" - "$OUT/gpu.json" <<'PYEOF' | tee "$OUT/summary.txt" || fail "no summary"
 import json, sys
 run = json.load(open(sys.argv[1]))
-from roofline.gpu_run import render_gpu_text
+from roofline.report.gpu import render_gpu_text
 print(render_gpu_text(run))
 c = run["ceilings"]
 pt = {(r["dtype"], r["n"], r["batch"]): r for r in run["decode"]}

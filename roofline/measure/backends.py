@@ -1,0 +1,141 @@
+"""Which backends and dtypes run the decode step here, and why not when they don't.
+
+Backends: ``numpy`` (the default), ``torch-cpu`` and ``torch-cuda``. dtype names are the
+:class:`~roofline.model.hardware.Hardware` peak names (fp64, fp32, tf32, bf16, fp16, fp8), so a
+measurement's dtype is also the key of the roof it is compared with. fp8 means e4m3 with
+per-tensor scales through ``torch._scaled_mm``.
+
+:func:`available` answers None or raises :class:`~roofline.errors.BackendUnavailable` (a
+``NotImplementedError``, so asv marks the combination skipped) with the reason. Asking costs
+no torch import when torch is not installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+
+from ..errors import BackendUnavailable, BadInput
+from .numpy_step import Regime
+
+
+@dataclass(frozen=True)
+class Dtype:
+    """A weight dtype: its storage bytes per parameter and what it means."""
+
+    name: str
+    bytes_per_param: int
+    numpy: str | None
+    meaning: str
+
+
+DTYPES: dict[str, Dtype] = {
+    d.name: d
+    for d in (
+        Dtype("fp64", 8, "float64", "IEEE float64"),
+        Dtype("fp32", 4, "float32", "IEEE float32; on CUDA with TF32 off"),
+        Dtype("tf32", 4, None, "float32 storage, TF32 tensor-core math (CUDA, compute capability ≥ 8.0)"),
+        Dtype("bf16", 2, None, "bfloat16, float32 accumulation"),
+        Dtype("fp16", 2, None, "IEEE float16"),
+        Dtype("fp8", 1, None, "float8 e4m3 with per-tensor float32 scales, bf16 output (torch._scaled_mm)"),
+    )
+}
+
+#: The dtypes each backend offers, in the order the suite lists them.
+BACKENDS: dict[str, tuple[str, ...]] = {
+    "numpy": ("fp32", "fp64"),
+    "torch-cpu": ("fp32", "bf16"),
+    "torch-cuda": ("fp32", "tf32", "bf16", "fp16", "fp8"),
+}
+
+#: Minimum CUDA compute capability per dtype on torch-cuda.
+CUDA_CAPABILITY = {"tf32": (8, 0), "bf16": (8, 0), "fp8": (8, 9)}
+
+
+def check_names(backend: str, dtype: str) -> None:
+    """BadInput naming the known ones if ``backend`` or ``dtype`` is unknown."""
+    if backend not in BACKENDS:
+        raise BadInput(f"unknown backend {backend!r} (use one of: {', '.join(BACKENDS)})")
+    if dtype not in DTYPES:
+        raise BadInput(f"unknown dtype {dtype!r} (use one of: {', '.join(DTYPES)})")
+
+
+def _torch():
+    if importlib.util.find_spec("torch") is None:
+        raise BackendUnavailable("torch is not installed")
+    try:
+        import torch
+    except ImportError as exc:
+        raise BackendUnavailable(f"torch does not import: {exc}") from None
+    return torch
+
+
+def _cuda_reason(torch) -> str | None:
+    if torch.version.cuda is None:
+        return f"torch {torch.__version__} is a CPU-only build"
+    if not torch.cuda.is_available():
+        return f"torch {torch.__version__} (CUDA {torch.version.cuda}) sees no CUDA device"
+    return None
+
+
+def available(backend: str, dtype: str) -> None:
+    """None when ``backend`` can run ``dtype`` here; BackendUnavailable with the reason if not."""
+    check_names(backend, dtype)
+    if dtype not in BACKENDS[backend]:
+        raise BackendUnavailable(f"{backend} offers no {dtype} (it offers {', '.join(BACKENDS[backend])})")
+    if backend == "numpy":
+        return
+    torch = _torch()
+    if backend == "torch-cpu":
+        return
+    reason = _cuda_reason(torch)
+    if reason:
+        raise BackendUnavailable(reason)
+    need = CUDA_CAPABILITY.get(dtype)
+    have = torch.cuda.get_device_capability()
+    if need and have < need:
+        name = torch.cuda.get_device_name()
+        raise BackendUnavailable(
+            f"{dtype} needs compute capability {need[0]}.{need[1]}; {name} has {have[0]}.{have[1]}"
+        )
+    if dtype == "fp8" and not (hasattr(torch, "_scaled_mm") and hasattr(torch, "float8_e4m3fn")):
+        raise BackendUnavailable(f"torch {torch.__version__} has no float8_e4m3fn _scaled_mm")
+
+
+def inventory() -> list[dict[str, object]]:
+    """Every (backend, dtype) the suite knows, with ``available`` and the ``reason`` when not."""
+    rows = []
+    for backend, dtypes in BACKENDS.items():
+        for dtype in dtypes:
+            try:
+                available(backend, dtype)
+                rows.append({"backend": backend, "dtype": dtype, "available": True, "reason": None})
+            except BackendUnavailable as exc:
+                rows.append({"backend": backend, "dtype": dtype, "available": False, "reason": str(exc)})
+    return rows
+
+
+def torch_threads() -> int | None:
+    """torch's intra-op threads, None without torch (torch is imported only if installed)."""
+    try:
+        return int(_torch().get_num_threads())
+    except BackendUnavailable:
+        return None
+
+
+def build_step(backend: str, dtype: str, n: int, batch: int, regime: Regime = "dram", seed: int = 0):
+    """A validated decode step on ``backend`` (BackendUnavailable when absent here).
+
+    numpy gives a :class:`~roofline.measure.numpy_step.DecodeStep`, torch a
+    :class:`~roofline.measure.torch_step.TorchDecodeStep`; both are callables with ``n``, ``batch``,
+    ``flops``, ``bytes_moved``, ``pool_bytes`` and ``llc_bytes``, and both go to
+    :func:`roofline.measure.step.measure_step`.
+    """
+    available(backend, dtype)
+    if backend == "numpy":
+        from .numpy_step import decode_step
+
+        return decode_step(n, batch, DTYPES[dtype].numpy, regime, seed)
+    from .torch_step import torch_decode_step
+
+    return torch_decode_step(n, batch, dtype, "cpu" if backend == "torch-cpu" else "cuda", regime, seed)

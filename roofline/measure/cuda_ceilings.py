@@ -1,0 +1,170 @@
+"""A GPU's measured ceilings: device-to-device copy bandwidth and square-GEMM rate per dtype.
+
+The same shape as the CPU's :mod:`roofline.measure.ceilings` (its :class:`Bandwidth`, :class:`GemmPeak`
+and :class:`Ceilings`), so reports read both alike. Copy bandwidth counts bytes read plus
+bytes written; GEMMs run on random data (zeros run faster than real data), are validated
+against float64 on sampled rows, and are timed with CUDA events around back-to-back calls.
+"""
+
+from __future__ import annotations
+
+from ..errors import BadInput, KernelMismatch
+from ..model.hardware import Hardware
+from .backends import available
+from .ceilings import Bandwidth, Ceilings, GemmPeak
+from .cuda_timing import Device, TorchCuda, gpu_facts, time_events
+from .torch_step import TOLERANCE, TORCH_DTYPES, as_float64, import_torch, quantize_fp8, set_tf32
+
+#: Square size of the GEMM ceiling: 8192³ keeps an H100-class chip busy for ~1 ms in bf16.
+GEMM_N = 8192
+
+#: The copy moves at least this many bytes each way, and at least 8× the L2.
+COPY_MIN_BYTES = 2**31
+
+#: The bandwidth kernel whose best rate is a GPU's bandwidth roof (the CPU's is ``add``).
+GPU_CEILING_KERNEL = "d2d-copy"
+
+#: The dtypes a CUDA ceiling run measures by default.
+GPU_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
+
+
+def _library(torch) -> str:
+    return f"cuBLAS via torch {torch.__version__} (CUDA {torch.version.cuda})"
+
+
+def copy_bandwidth(
+    nbytes: int | None = None, repeats: int = 10, device: str = "cuda", clock: Device | None = None
+) -> Bandwidth:
+    """``dst.copy_(src)`` on the device; bytes counted as read + written (2 × the buffer).
+
+    ``device`` and ``clock`` (a :class:`~roofline.measure.cuda_timing.Device`) exist so the logic runs on
+    CPU in tests; the ceiling is a CUDA figure.
+    """
+    torch = import_torch()
+    if device == "cpu":
+        if not nbytes:
+            raise BadInput("a copy on the CPU needs its size")
+        size, units = nbytes, torch.get_num_threads()
+    else:
+        available("torch-cuda", "fp32")
+        props = torch.cuda.get_device_properties(0)
+        size = nbytes or max(COPY_MIN_BYTES, 8 * int(props.L2_cache_size))
+        units = int(props.multi_processor_count)  # for a GPU: its multiprocessors
+        free, _ = torch.cuda.mem_get_info()
+        if 2 * size > 0.8 * free:
+            raise BadInput(f"the copy needs {2 * size / 2**30:.1f} GiB but the GPU has {free / 2**30:.1f} GiB free")
+    clock = clock if clock is not None else TorchCuda()
+    elements = size // 4
+    gen = torch.Generator(device=device).manual_seed(21)
+    src = torch.rand(elements, generator=gen, device=device)
+    dst = torch.empty_like(src)
+    t = time_events(lambda: dst.copy_(src), clock, repeats=repeats, warmup=3, min_sample_s=0.02)
+    if not torch.equal(dst, src):
+        raise KernelMismatch("the device copy wrote wrong values; no bandwidth reported")
+    moved = 2 * elements * 4
+    return Bandwidth(
+        kind=GPU_CEILING_KERNEL,
+        best=moved / t.best,
+        median=moved / t.median,
+        spread=t.spread,
+        array_bytes=elements * 4,
+        threads=units,
+        runs=repeats,
+    )
+
+
+def gemm_rate(
+    dtype: str = "bf16", n: int = GEMM_N, repeats: int = 10, device: str = "cuda", clock: Device | None = None
+) -> GemmPeak:
+    """Square C = A·B on the device in ``dtype`` (fp8 through ``torch._scaled_mm``, bf16 out).
+
+    ``device`` and ``clock`` exist so the logic runs on CPU in tests, as in :func:`copy_bandwidth`.
+    """
+    if dtype not in TOLERANCE:
+        raise BadInput(f"unknown dtype {dtype!r} for the GEMM (use one of: {', '.join(TOLERANCE)})")
+    if device != "cpu":
+        available("torch-cuda", dtype)
+    if n <= 0 or n % 16:
+        raise BadInput(f"the GEMM size must be a positive multiple of 16, got {n}")
+    torch = import_torch()
+    clock = clock if clock is not None else TorchCuda()
+    gen = torch.Generator(device=device).manual_seed(31)
+    a32 = torch.rand((n, n), generator=gen, device=device).mul_(2).sub_(1)
+    b32 = torch.rand((n, n), generator=gen, device=device).mul_(2).sub_(1)
+    if dtype == "fp8":
+        a, sa = quantize_fp8(a32, torch)
+        b, sb = quantize_fp8(b32, torch)
+        bt = b.t().contiguous().t()  # column-major, as _scaled_mm wants its second operand
+
+        def fn():
+            return torch._scaled_mm(a, bt, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+
+        a64, b64 = as_float64(a, sa), as_float64(b, sb)
+    else:
+        tdtype = getattr(torch, TORCH_DTYPES[dtype])
+        a, b = a32.to(tdtype), b32.to(tdtype)
+        set_tf32(dtype)
+
+        def fn():
+            return torch.matmul(a, b)
+
+        a64, b64 = as_float64(a), as_float64(b)
+    rows = torch.randperm(n, generator=torch.Generator().manual_seed(5))[:256].to(device)
+    got = fn()
+    want = a64[rows] @ b64
+    err = float(torch.linalg.norm(got[rows].double() - want)) / (float(torch.linalg.norm(want)) or 1.0)
+    if not err <= TOLERANCE[dtype]:
+        raise KernelMismatch(
+            f"{dtype} GEMM is wrong: relative error {err:.3g} > {TOLERANCE[dtype]:g}; no peak reported"
+        )
+    t = time_events(fn, clock, repeats=repeats, warmup=3, min_sample_s=0.02)
+    flops = 2.0 * n**3
+    return GemmPeak(
+        dtype=dtype,
+        n=n,
+        best=flops / t.best,
+        median=flops / t.median,
+        spread=t.spread,
+        blas=_library(torch) if device != "cpu" else f"torch {torch.__version__} on CPU",
+        blas_threads=None,
+        runs=repeats,
+    )
+
+
+def measure_gpu_ceilings(
+    dtypes: tuple[str, ...] = GPU_DTYPES, gemm_n: int = GEMM_N, copy_bytes: int | None = None, repeats: int = 10
+) -> Ceilings:
+    """Copy bandwidth and a GEMM rate per available dtype, as a measured :class:`Hardware`.
+
+    Dtypes this GPU lacks (fp8 below compute capability 8.9, say) are left out of ``peaks``.
+    ``llc_bytes`` holds the L2 size.
+    """
+    from ..errors import BackendUnavailable
+
+    available("torch-cuda", "fp32")
+    facts = gpu_facts() or {}
+    torch = import_torch()
+    bw = copy_bandwidth(copy_bytes, repeats)
+    torch.cuda.empty_cache()
+    peaks: dict[str, GemmPeak] = {}
+    for dtype in dtypes:
+        try:
+            peaks[dtype] = gemm_rate(dtype, gemm_n, repeats)
+        except BackendUnavailable:
+            continue
+        finally:
+            torch.cuda.empty_cache()
+    if not peaks:
+        raise BadInput(f"no GEMM dtype of {', '.join(dtypes)} runs on this GPU")
+    name = str(facts.get("name") or "CUDA device")
+    hw = Hardware(
+        name=name,
+        peak_flops={d: p.best for d, p in peaks.items()},
+        bandwidth=bw.best,
+        source=f"measured on {name}: device-to-device copy (read + write), square GEMM n={gemm_n} ({_library(torch)})",
+        memory_bytes=facts.get("gpu_memory_bytes"),
+        extra={"median_bandwidth": bw.median, "median_peaks": {d: p.median for d, p in peaks.items()}},
+    )
+    return Ceilings(
+        bandwidth={GPU_CEILING_KERNEL: bw}, peaks=peaks, llc_bytes=int(facts.get("gpu_l2_bytes") or 0), hardware=hw
+    )

@@ -1,0 +1,165 @@
+"""The decode step y = W·X on numpy, its weight pools, and output validation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from ..errors import BackendUnavailable, BadInput, KernelMismatch
+from ..host import llc_bytes
+from . import pools
+
+Regime = Literal["dram", "cache"]
+
+#: Each pool in the DRAM regime holds at least this many times the last-level cache.
+POOL_LLC_MULTIPLE = 4
+
+#: Largest relative (Frobenius) error against the float64 reference, per dtype.
+TOLERANCE = {"float32": 1e-4, "float64": 1e-10}
+
+
+@dataclass
+class DecodeStep:
+    """One decode step y = W·X, weights rotated through ``pool`` call to call.
+
+    Call it to run one step. ``flops`` and ``bytes_moved`` (W, X and Y) describe one call.
+    """
+
+    pool: np.ndarray  # (k, n, n), read-only
+    x: np.ndarray  # (n, batch)
+    out: np.ndarray  # (n, batch)
+    regime: Regime
+    llc_bytes: int
+    _next: int = field(default=0, repr=False)
+
+    @property
+    def n(self) -> int:
+        return self.pool.shape[1]
+
+    @property
+    def batch(self) -> int:
+        return self.x.shape[1]
+
+    @property
+    def dtype(self) -> str:
+        return self.pool.dtype.name
+
+    @property
+    def itemsize(self) -> int:
+        return self.pool.dtype.itemsize
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.n * self.n * self.batch
+
+    @property
+    def bytes_moved(self) -> float:
+        return float(self.itemsize * (self.n * self.n + 2 * self.n * self.batch))
+
+    @property
+    def pool_bytes(self) -> int:
+        return int(self.pool.nbytes)
+
+    def __call__(self) -> np.ndarray:
+        w = self.pool[self._next]
+        self._next = (self._next + 1) % len(self.pool)
+        return np.matmul(w, self.x, out=self.out)
+
+    def describe(self) -> str:
+        label = "DRAM pool" if self.regime == "dram" else "cache-resident (one matrix)"
+        return (
+            f"n={self.n} batch={self.batch} {self.dtype}, {label}: {len(self.pool)} matrices, "
+            f"{self.pool_bytes / 2**20:.0f} MiB against an LLC of {self.llc_bytes / 2**20:.0f} MiB"
+        )
+
+
+def pool_count(n: int, itemsize: int, llc: int, multiple: int = POOL_LLC_MULTIPLE) -> int:
+    """How many n×n matrices it takes to hold at least ``multiple`` × the LLC."""
+    return max(1, -(-multiple * llc // (n * n * itemsize)))
+
+
+def relative_error(got: np.ndarray, want: np.ndarray) -> float:
+    """‖got − want‖ / ‖want‖ (Frobenius), in float64; inf when got holds NaN or inf."""
+    got = np.asarray(got, dtype=np.float64)
+    if not np.all(np.isfinite(got)):
+        return float("inf")
+    denom = float(np.linalg.norm(want))
+    return float(np.linalg.norm(got - want)) / (denom or 1.0)
+
+
+def reference_product(w: np.ndarray, x: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """W·X in float64, by row blocks to bound memory; ``rows`` selects output rows."""
+    x64 = x.astype(np.float64)
+    w = w if rows is None else w[rows]
+    block = 1024
+    return np.concatenate([w[i : i + block].astype(np.float64) @ x64 for i in range(0, len(w), block)])
+
+
+def validate(step: DecodeStep, seed: int = 0) -> float:
+    """Check the step's output against float64 once; KernelMismatch if off. Returns the worse error.
+
+    The first matrix of the pool is checked in full, the last on a random sample of rows.
+    The rotation is reset afterwards.
+    """
+    tol = TOLERANCE[step.dtype]
+    worst = 0.0
+    k = len(step.pool)
+    step._next = 0
+    got = np.array(step(), copy=True)
+    worst = max(worst, relative_error(got, reference_product(step.pool[0], step.x)))
+    if k > 1:
+        step._next = k - 1
+        got = np.array(step(), copy=True)
+        rows = np.sort(np.random.default_rng(seed).choice(step.n, size=min(64, step.n), replace=False))
+        worst = max(worst, relative_error(got[rows], reference_product(step.pool[k - 1], step.x, rows)))
+    step._next = 0
+    if not worst <= tol:
+        raise KernelMismatch(
+            f"decode step n={step.n} batch={step.batch} {step.dtype} is wrong: relative error {worst:.3g} "
+            f"against the float64 reference exceeds {tol:g}; no figure will be reported"
+        )
+    return worst
+
+
+def decode_step(
+    n: int,
+    batch: int,
+    dtype: str = "float32",
+    regime: Regime = "dram",
+    seed: int = 0,
+    llc: int | None = None,
+) -> DecodeStep:
+    """Build, touch and validate a numpy decode step.
+
+    ``regime="dram"``: a pool of ≥ 4× the LLC, so every call reads its weights from memory.
+    ``regime="cache"``: one matrix, as in the lab; BackendUnavailable when it does not fit
+    in the LLC (it would not be cache-resident).
+    """
+    for name, value in (("n", n), ("batch", batch)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+            raise BadInput(f"{name} must be a positive integer, got {value!r}")
+    dt = pools.numpy_dtype(dtype)
+    llc = llc if llc is not None else llc_bytes()[0]
+    if regime == "dram":
+        count = pool_count(n, dt.itemsize, llc)
+    elif regime == "cache":
+        working = dt.itemsize * (n * n + 2 * n * batch)
+        if working > llc:
+            raise BackendUnavailable(
+                f"n={n} batch={batch} needs {working / 2**20:.0f} MiB: not cache-resident in a "
+                f"{llc / 2**20:.0f} MiB LLC"
+            )
+        count = 1
+    else:
+        raise BadInput(f"unknown regime {regime!r} (use 'dram' or 'cache')")
+    pool = pools.weight_pool(n, count, dtype, seed)
+    # Map every page now (one element per page), so no timed call pays a page fault.
+    flat = pool.reshape(-1)
+    float(flat[:: max(1, 4096 // dt.itemsize)].sum())
+    x = pools.random_array((n, batch), dtype, seed + 1)
+    out = pools.random_array((n, batch), dtype, seed + 2)
+    step = DecodeStep(pool=pool, x=x, out=out, regime=regime, llc_bytes=llc)
+    validate(step, seed)
+    return step

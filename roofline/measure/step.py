@@ -1,0 +1,88 @@
+"""Measure one decode step: time per call, GFLOP/s, effective GB/s and the spread."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass
+
+from .numpy_step import DecodeStep, Regime, decode_step
+from .timing import time_calls
+
+
+@dataclass(frozen=True)
+class DecodeMeasurement:
+    """One decode step measured: medians over timed samples, plus what was measured."""
+
+    n: int
+    batch: int
+    dtype: str
+    regime: str
+    seconds: float
+    gflops: float
+    gbps: float
+    spread: float
+    single_call_seconds: float
+    samples: int
+    calls_per_sample: int
+    pool_bytes: int
+    llc_bytes: int
+    # Beside numpy: which backend ran it, how it was timed ("host", "cuda-graph", "cuda-events"),
+    # the weights' storage bytes per parameter and the threads of its library (None if unknown).
+    backend: str = "numpy"
+    timer: str = "host"
+    bytes_per_param: int | None = None
+    threads: int | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+#: Host-timed steps: each sample lasts at least MIN_SAMPLE_S (back-to-back calls, weights still
+#: rotating), and the samples add up to at least MIN_TOTAL_S.
+MIN_SAMPLE_S = 0.02
+MIN_TOTAL_S = 0.25
+
+
+def measure_step(step: DecodeStep, repeats: int = 7, warmup: int = 2) -> DecodeMeasurement:
+    """Time an already validated step (see :func:`roofline.measure.numpy_step.decode_step`).
+
+    A step with a ``time`` method (the torch steps) times itself: host clock on CPU, a CUDA
+    graph or events on a GPU; any other is timed here on the host clock.
+    """
+    timer = "host"
+    if hasattr(step, "time"):
+        t, timer = step.time(repeats=repeats, warmup=warmup)
+    else:
+        t = time_calls(step, repeats=repeats, warmup=warmup, min_sample_s=MIN_SAMPLE_S, min_total_s=MIN_TOTAL_S)
+    m = DecodeMeasurement(
+        n=step.n,
+        batch=step.batch,
+        dtype=step.dtype,
+        regime=step.regime,
+        seconds=t.median,
+        gflops=step.flops / t.median / 1e9,
+        gbps=step.bytes_moved / t.median / 1e9,
+        spread=t.spread,
+        single_call_seconds=t.single_call,
+        samples=len(t.per_call),
+        calls_per_sample=t.number,
+        pool_bytes=step.pool_bytes,
+        llc_bytes=step.llc_bytes,
+        backend=getattr(step, "backend", "numpy"),
+        timer=timer,
+        bytes_per_param=getattr(step, "bytes_per_param", step.itemsize),
+        threads=getattr(step, "threads", None),
+    )
+    if t.noisy:
+        print(
+            f"roofline: noisy timing for {m.backend} n={m.n} batch={m.batch}: spread {m.spread:.2f} (> 1.15)",
+            file=sys.stderr,
+        )
+    return m
+
+
+def measure_decode(
+    n: int, batch: int, dtype: str = "float32", regime: Regime = "dram", repeats: int = 7
+) -> DecodeMeasurement:
+    """Build, validate and time a decode step in one call."""
+    return measure_step(decode_step(n, batch, dtype, regime), repeats=repeats)

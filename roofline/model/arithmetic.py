@@ -1,0 +1,69 @@
+"""The roofline arithmetic of one decode step: pure functions, no measurement.
+
+Decoding one token for ``batch`` sequences reads every weight once and does
+2·batch FLOPs per weight, so the arithmetic intensity is 2·batch / bytes_per_param.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Literal
+
+from ..errors import BadInput
+from .hardware import Hardware
+
+Bound = Literal["bandwidth", "compute"]
+
+
+def _positive(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise BadInput(f"{name} must be a number, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise BadInput(f"{name} must be positive and finite, got {value!r}")
+    return value
+
+
+def arithmetic_intensity(batch: float, bytes_per_param: float = 2) -> float:
+    """FLOP per weight byte of one decode step: 2·batch / bytes_per_param."""
+    return 2 * _positive("batch", batch) / _positive("bytes_per_param", bytes_per_param)
+
+
+def gemm_intensity(n: int, batch: int, bytes_per_element: float = 4, m: int | None = None) -> float:
+    """Exact FLOP/byte of y = W·X (W m×n, X n×batch), counting W, X and Y traffic.
+
+    2·m·n·b / (bytes · (m·n + n·b + m·b)); for square W this is
+    2·n²·b / (bytes · (n² + 2·n·b)). It rises with batch and never exceeds
+    :func:`arithmetic_intensity`, which it approaches as n grows.
+    """
+    n = _positive("n", n)
+    m = n if m is None else _positive("m", m)
+    b = _positive("batch", batch)
+    bpe = _positive("bytes_per_element", bytes_per_element)
+    return 2 * m * n * b / (bpe * (m * n + n * b + m * b))
+
+
+def ridge_point(hw: Hardware, dtype: str = "bf16") -> float:
+    """FLOP/byte at which the compute roof meets the bandwidth roof."""
+    return hw.peak(dtype) / hw.bandwidth
+
+
+def crossover_batch(hw: Hardware, bytes_per_param: float = 2, dtype: str = "bf16") -> float:
+    """Batch at which decode turns compute-bound: peak / bandwidth · bytes_per_param / 2."""
+    return ridge_point(hw, dtype) * _positive("bytes_per_param", bytes_per_param) / 2
+
+
+def attainable_flops(hw: Hardware, intensity: float, dtype: str = "bf16") -> float:
+    """The roofline: min(peak, intensity · bandwidth) in FLOP/s."""
+    return min(hw.peak(dtype), _positive("intensity", intensity) * hw.bandwidth)
+
+
+def bound_at(hw: Hardware, batch: float, bytes_per_param: float = 2, dtype: str = "bf16") -> Bound:
+    """ "bandwidth" below the ridge, "compute" at or above it."""
+    ai = arithmetic_intensity(batch, bytes_per_param)
+    return "bandwidth" if ai < ridge_point(hw, dtype) else "compute"
+
+
+def roofline_fraction(achieved_flops: float, hw: Hardware, intensity: float, dtype: str = "bf16") -> float:
+    """Achieved FLOP/s as a fraction of the attainable roofline at ``intensity``."""
+    return _positive("achieved FLOP/s", achieved_flops) / attainable_flops(hw, intensity, dtype)

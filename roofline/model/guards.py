@@ -1,0 +1,47 @@
+"""Warnings that say when a figure may not mean what it claims.
+
+Each check returns the warnings it finds as one-line strings; the report prints them, and the
+benchmarks print them to asv's stderr (see ``asv run --show-stderr``).
+"""
+
+from __future__ import annotations
+
+#: A spread (slowest / fastest sample) above this is flagged as noisy.
+NOISY_SPREAD = 1.15
+
+#: A measured figure this far above the machine's own ceiling measured something else.
+ABOVE_CEILING = 1.15
+
+
+def working_set_fits_llc(working_bytes: float, llc: float, label: str) -> list[str]:
+    """Warn when a figure presented as DRAM-bound has a working set that fits in the LLC."""
+    if working_bytes <= llc:
+        return [
+            f"{label}: working set {working_bytes / 2**20:.0f} MiB fits in the {llc / 2**20:.0f} MiB LLC, "
+            "so this measures the cache, not DRAM"
+        ]
+    return []
+
+
+def blas_threads_below_cores(threads: int | None, cores: int) -> list[str]:
+    """Warn when the BLAS runs on fewer threads than this process may use."""
+    if threads is not None and threads < cores:
+        return [f"BLAS runs {threads} thread(s) on {cores} cores: the ceilings understate this machine"]
+    return []
+
+
+def noisy(spread: float, label: str) -> list[str]:
+    """Warn when slowest/fastest timed sample exceeds the noise threshold."""
+    if spread > NOISY_SPREAD:
+        return [f"{label}: spread {spread:.2f} > {NOISY_SPREAD} between timed samples (noisy machine?)"]
+    return []
+
+
+def above_ceiling(value: float, ceiling: float, label: str, unit: str) -> list[str]:
+    """Warn when a figure beats the machine's own measured ceiling by more than 15 %."""
+    if ceiling > 0 and value > ABOVE_CEILING * ceiling:
+        return [
+            f"{label}: {value:.1f} {unit} is {value / ceiling:.2f}× the measured ceiling of {ceiling:.1f} {unit}: "
+            "it measured a cache, or the timing is wrong"
+        ]
+    return []

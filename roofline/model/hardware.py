@@ -1,0 +1,63 @@
+"""The Hardware value: peak FLOP/s per dtype, memory bandwidth, and where the figures come from."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+
+from ..errors import BadInput
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """A device as the roofline model sees it.
+
+    ``peak_flops`` maps a dtype name ("bf16", "fp32", ...) to dense FLOP/s;
+    ``bandwidth`` is memory bandwidth in bytes/s; ``source`` says where the
+    figures come from (a datasheet, or "measured on <host>").
+    """
+
+    name: str
+    peak_flops: dict[str, float]
+    bandwidth: float
+    source: str = ""
+    memory_bytes: float | None = None
+    notes: str = ""
+    extra: dict[str, object] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise BadInput("hardware needs a name")
+        _check_positive(f"{self.name}: bandwidth", self.bandwidth)
+        if not self.peak_flops:
+            raise BadInput(f"{self.name}: no peak FLOP/s given")
+        for dtype, flops in self.peak_flops.items():
+            _check_positive(f"{self.name}: peak {dtype} FLOP/s", flops)
+        if self.memory_bytes is not None:
+            _check_positive(f"{self.name}: memory", self.memory_bytes)
+
+    def peak(self, dtype: str) -> float:
+        """Dense peak FLOP/s for ``dtype``; BadInput naming the dtypes known if absent."""
+        try:
+            return self.peak_flops[dtype]
+        except KeyError:
+            known = ", ".join(sorted(self.peak_flops)) or "none"
+            raise BadInput(f"{self.name} has no peak for dtype {dtype!r} (known: {known})") from None
+
+
+def _check_positive(what: str, value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise BadInput(f"{what} must be a number, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise BadInput(f"{what} must be a positive finite number, got {value!r}")
+
+
+#: The lab's H100: bf16 dense peak and HBM3 bandwidth as NVIDIA publishes them (H100 SXM5 datasheet).
+H100 = Hardware(
+    name="H100 SXM",
+    peak_flops={"bf16": 990e12},
+    bandwidth=3.35e12,
+    source="NVIDIA H100 Tensor Core GPU datasheet (SXM5): 989.5 TFLOP/s bf16 dense, 3.35 TB/s HBM3",
+    memory_bytes=80e9,
+)

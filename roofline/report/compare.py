@@ -1,0 +1,443 @@
+"""``roofline compare``: machines side by side from an asv results directory, and a two-commit gate.
+
+:func:`summarize` gives per machine its measured ceilings, ridge point, crossover batches,
+decode GFLOP/s per (n, batch) and, for a machine that matches a catalogue CPU, the fraction of
+the datasheet reached. :func:`compare_commits` reads throughput (GFLOP/s, GB/s, fractions) as
+higher-is-better and time as lower-is-better, which asv cannot, and marks changes beyond a
+threshold as regressions or improvements. Missing benchmarks read as n/a; nothing is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import BadInput
+from ..measure.ceilings import CEILING_KERNEL
+from ..model.arithmetic import crossover_batch, gemm_intensity
+from ..model.catalogue import lookup, match_host
+from ..model.hardware import Hardware
+from ..suite.machine_file import read_measured
+from ..suite.results import Benchmark, MachineResults, Results, Run
+from ..units import NA, si, sig, table
+
+#: The decode tracks (GFLOP/s, params n and batch) and the regime each measures.
+DECODE_TRACKS = {
+    "DRAM": "decode.DecodeDRAM.track_gflops",
+    "cache-resident": "decode.DecodeCacheResident.track_gflops",
+}
+BANDWIDTH_CEILING = "ceilings.MemoryBandwidth.track_bandwidth_ceiling"  # GB/s, param kind
+PEAK_CEILING = "ceilings.GemmPeak.track_gemm_ceiling"  # GFLOP/s, param dtype
+OBSERVED_CROSSOVER = "crossover.Crossover.track_observed_crossover_batch"
+PREDICTED_CROSSOVER = "crossover.Crossover.track_predicted_crossover_batch"
+#: The suite's kernels run float32: the compute roof is the fp32 peak, 4 bytes per weight.
+KERNEL_DTYPE, PEAK_NAME, BYTES_PER_WEIGHT = "float32", "fp32", 4
+#: The ceilings are measured on the CPU: a datasheet is compared only for these catalogue kinds.
+BANDWIDTH_KINDS = ("cpu", "soc")
+PEAK_KINDS = ("cpu",)  # an Apple SoC's published FP32 rate is its GPU's
+DEFAULT_THRESHOLD = 0.10
+FROM_MACHINE_FILE = "machine file"
+
+
+def _only(run: Run, benchmark: str, **params: object) -> float | None:
+    """The value at ``params``, or the single value of a benchmark with one parameter combination."""
+    if params:
+        return run.value(benchmark, **params)
+    points = [v for _, v in run.points(benchmark) if v is not None]
+    return points[0] if len(points) == 1 else None
+
+
+@dataclass
+class MachineSummary:
+    """One machine at one commit, as ``roofline compare`` tables it. Rates in B/s and FLOP/s."""
+
+    machine: str
+    commit: str
+    info: dict[str, object]
+    device: Hardware | None = None
+    device_note: str = ""
+    datasheet: Hardware | None = None
+    bandwidth: float | None = None
+    bandwidth_from: str = ""
+    peak: float | None = None
+    peak_from: str = ""
+    observed_crossover: list[tuple[dict[str, object], float | None]] = field(default_factory=list)
+    predicted_crossover: float | None = None
+    predicted_from: str = ""
+    decode: dict[str, dict[tuple[int, int], float | None]] = field(default_factory=dict)
+
+    @property
+    def ridge(self) -> float | None:
+        """Measured ridge point in FLOP/byte."""
+        return self.peak / self.bandwidth if self.peak and self.bandwidth else None
+
+    @property
+    def measured(self) -> Hardware | None:
+        if not (self.peak and self.bandwidth):
+            return None
+        return Hardware(self.machine, {PEAK_NAME: self.peak}, self.bandwidth, source="measured")
+
+    def bandwidth_fraction(self) -> float | None:
+        hw = self.datasheet
+        if hw is None or self.bandwidth is None or hw.extra.get("kind") not in BANDWIDTH_KINDS:
+            return None
+        return self.bandwidth / hw.bandwidth
+
+    def peak_fraction(self) -> float | None:
+        hw = self.datasheet
+        if hw is None or self.peak is None or hw.extra.get("kind") not in PEAK_KINDS:
+            return None
+        return self.peak / hw.peak_flops[PEAK_NAME] if PEAK_NAME in hw.peak_flops else None
+
+    def datasheet_roofline_fraction(self, n: int, batch: int, gflops: float | None) -> float | None:
+        """Achieved / the datasheet roofline at this point's exact intensity (CPU datasheets only)."""
+        hw = self.datasheet
+        if gflops is None or self.peak_fraction() is None or hw is None:
+            return None
+        ai = gemm_intensity(n, batch, BYTES_PER_WEIGHT)
+        return gflops * 1e9 / min(hw.peak_flops[PEAK_NAME], ai * hw.bandwidth)
+
+    def as_dict(self) -> dict[str, object]:
+        decode = {
+            regime: [
+                {
+                    "n": n,
+                    "batch": b,
+                    "gflops": v,
+                    "datasheet_roofline_fraction": self.datasheet_roofline_fraction(n, b, v),
+                }
+                for (n, b), v in sorted(points.items())
+            ]
+            for regime, points in self.decode.items()
+        }
+        return {
+            "machine": self.machine,
+            "commit": self.commit,
+            "info": self.info,
+            "device": self.device.name if self.device else None,
+            "device_note": self.device_note,
+            "datasheet": self.datasheet.name if self.datasheet else None,
+            "bandwidth": self.bandwidth,
+            "bandwidth_from": self.bandwidth_from,
+            "peak_fp32": self.peak,
+            "peak_from": self.peak_from,
+            "ridge_flop_per_byte": self.ridge,
+            "predicted_crossover_batch": self.predicted_crossover,
+            "predicted_from": self.predicted_from,
+            "observed_crossover_batch": [{"params": p, "value": v} for p, v in self.observed_crossover],
+            "datasheet_bandwidth_fraction": self.bandwidth_fraction(),
+            "datasheet_peak_fraction": self.peak_fraction(),
+            "decode_gflops": decode,
+        }
+
+
+def find_device(machine: MachineResults, warnings: list[str]) -> tuple[Hardware | None, str]:
+    """The catalogue device of a machine: its machine.json ``device`` key, else a match on gpu/cpu."""
+    named = machine.info.get("device")
+    if isinstance(named, str) and named.strip() and named.strip().lower() != "none":
+        try:
+            return lookup(named), "machine.json"
+        except BadInput as exc:
+            warnings.append(f"machine {machine.name}: {exc}")
+            return None, f"unknown device {named!r}"
+    hw = match_host(machine.info)
+    return (hw, "matched gpu/cpu name") if hw else (None, "no catalogue match")
+
+
+def summarize_run(machine: MachineResults, commit: str, warnings: list[str]) -> MachineSummary:
+    """One machine's summary at ``commit`` (which it must have results for)."""
+    run = machine.runs[commit]
+    s = MachineSummary(machine=machine.name, commit=commit, info=dict(machine.info))
+    s.device, s.device_note = find_device(machine, warnings)
+    if s.device is not None and s.device.extra.get("kind") in BANDWIDTH_KINDS:
+        s.datasheet = s.device
+    else:
+        s.datasheet = match_host({"cpu": machine.info.get("cpu")})
+    saved = read_measured({**machine.info, **run.params})  # the keys as they were when this commit ran
+    bw = _only(run, BANDWIDTH_CEILING, kind=CEILING_KERNEL)
+    if bw is not None:
+        s.bandwidth, s.bandwidth_from = bw * 1e9, f"{BANDWIDTH_CEILING} ({CEILING_KERNEL})"
+    elif saved["measured_bandwidth"] is not None:
+        s.bandwidth, s.bandwidth_from = saved["measured_bandwidth"], FROM_MACHINE_FILE
+    peak = _only(run, PEAK_CEILING, dtype=KERNEL_DTYPE)
+    if peak is not None:
+        s.peak, s.peak_from = peak * 1e9, f"{PEAK_CEILING} ({KERNEL_DTYPE})"
+    elif saved["measured_peak_fp32"] is not None:
+        s.peak, s.peak_from = saved["measured_peak_fp32"], FROM_MACHINE_FILE
+    s.observed_crossover = run.points(OBSERVED_CROSSOVER)
+    predicted = _only(run, PREDICTED_CROSSOVER)
+    if predicted is not None:
+        s.predicted_crossover, s.predicted_from = predicted, PREDICTED_CROSSOVER
+    elif s.measured is not None:
+        s.predicted_crossover = crossover_batch(s.measured, BYTES_PER_WEIGHT, PEAK_NAME)
+        s.predicted_from = "measured ceilings, float32 weights"
+    for regime, track in DECODE_TRACKS.items():
+        points = {}
+        for params, value in run.points(track):
+            if isinstance(params.get("n"), int) and isinstance(params.get("batch"), int):
+                points[(params["n"], params["batch"])] = value
+        if points:
+            s.decode[regime] = points
+        elif run.points(track):
+            warnings.append(f"machine {machine.name}: {track} has no (n, batch) parameters; not tabled")
+    return s
+
+
+def select_machines(results: Results, names: list[str] | None, warnings: list[str]) -> list[MachineResults]:
+    """The machines asked for (all by default); a missing one is a warning, none at all a BadInput."""
+    if not names:
+        return list(results.machines.values())
+    chosen = []
+    for name in dict.fromkeys(names):
+        if name in results.machines:
+            chosen.append(results.machines[name])
+        else:
+            warnings.append(f"no machine {name!r} in {results.path} (machines: {', '.join(results.machines)})")
+    if not chosen:
+        raise BadInput(f"none of the machines asked for is in {results.path} (machines: {', '.join(results.machines)})")
+    return chosen
+
+
+def summarize(
+    results: Results, machines: list[str] | None = None, commit: str | None = None
+) -> tuple[list[MachineSummary], list[str]]:
+    """Summaries of the chosen machines at ``commit`` (a hash prefix) or each one's latest; and warnings."""
+    warnings: list[str] = []
+    summaries, problems = [], []
+    for m in select_machines(results, machines, warnings):
+        try:
+            full = results.resolve_commit(commit, m.name) if commit else m.latest()
+        except BadInput as exc:
+            problems.append(str(exc))
+            continue
+        if full is None:
+            problems.append(f"machine {m.name}: no readable result file")
+            continue
+        summaries.append(summarize_run(m, full, warnings))
+    if not summaries:
+        raise BadInput(problems[0] if problems else "nothing to compare")
+    return summaries, warnings + problems
+
+
+def _fraction(value: float | None, of: str) -> str:
+    return f"{value:.0%} of {of}" if value is not None else NA
+
+
+def format_summaries(summaries: list[MachineSummary]) -> str:
+    """Machines as columns, one row per figure; † marks figures read from the machine file."""
+
+    def mark(value: str, source: str) -> str:
+        return f"{value} †" if source == FROM_MACHINE_FILE and value != NA else value
+
+    def row(label: str, cells: list[str]) -> list[str]:
+        return [label, *cells]
+
+    rows = [row("machine", [s.machine for s in summaries])]
+    rows.append(row("commit", [s.commit[:8] for s in summaries]))
+    rows.append(row("catalogue device", [s.device.name if s.device else NA for s in summaries]))
+    rows.append(row("bandwidth (measured)", [mark(si(s.bandwidth, "B/s"), s.bandwidth_from) for s in summaries]))
+    rows.append(row("fp32 peak (measured)", [mark(si(s.peak, "FLOP/s"), s.peak_from) for s in summaries]))
+    rows.append(row("ridge point", [f"{sig(s.ridge)} FLOP/B" if s.ridge else NA for s in summaries]))
+    rows.append(row("crossover batch, predicted", [sig(s.predicted_crossover) for s in summaries]))
+    rows.append(
+        row(
+            "crossover batch, observed",
+            [", ".join(sig(v) for _, v in s.observed_crossover) or NA for s in summaries],
+        )
+    )
+    rows.append(
+        row(
+            "datasheet bandwidth reached",
+            [_fraction(s.bandwidth_fraction(), f"{s.datasheet.name}") if s.datasheet else NA for s in summaries],
+        )
+    )
+    rows.append(
+        row(
+            "datasheet fp32 peak reached",
+            [_fraction(s.peak_fraction(), f"{s.datasheet.name}") if s.datasheet else NA for s in summaries],
+        )
+    )
+    for regime in DECODE_TRACKS:
+        keys = sorted({k for s in summaries for k in s.decode.get(regime, {})})
+        rows.append(row(f"decode GFLOP/s, {regime}", ["" for _ in summaries]))
+        if not keys:
+            rows.append(row("  (no results)", [NA for _ in summaries]))
+        for n, b in keys:
+            rows.append(row(f"  n={n} batch={b}", [sig(s.decode.get(regime, {}).get((n, b))) for s in summaries]))
+    lines = table(rows, right=set(range(1, len(summaries) + 1)))
+    lines.insert(1, "-" * max(map(len, lines)))
+    if any(FROM_MACHINE_FILE in (s.bandwidth_from, s.peak_from) for s in summaries):
+        lines.append("† from the machine file (`roofline machine`), not from this commit's ceilings benchmarks")
+    return "\n".join(lines)
+
+
+# ---- two commits ---------------------------------------------------------------------------
+
+
+def direction(name: str, bench: Benchmark | None) -> str | None:
+    """'higher' or 'lower' is better for this benchmark, or None when neither (e.g. a crossover batch)."""
+    short = name.rsplit(".", 1)[-1]
+    kind = bench.type if bench and bench.type else short.split("_", 1)[0]
+    unit = bench.unit if bench else ""
+    if kind in ("time", "mem", "peakmemory"):
+        return "lower"
+    if "crossover" in short:
+        return None
+    if unit.endswith("/s") or "fraction" in short:
+        return "higher"
+    if not unit and any(word in short for word in ("gflops", "bandwidth", "ceiling")):
+        return "higher"
+    return None
+
+
+@dataclass(frozen=True)
+class Change:
+    """One benchmark at one parameter combination, before and after."""
+
+    machine: str
+    benchmark: str
+    params: dict[str, object]
+    unit: str
+    before: float | None
+    after: float | None
+    better: str | None
+    verdict: str  # "regression", "improvement", "same", "changed" (no direction), "n/a"
+
+    @property
+    def change(self) -> float | None:
+        if self.before is None or self.after is None or self.before == 0:
+            return None
+        return self.after / self.before - 1
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "machine": self.machine,
+            "benchmark": self.benchmark,
+            "params": self.params,
+            "unit": self.unit,
+            "before": self.before,
+            "after": self.after,
+            "change": self.change,
+            "better": self.better,
+            "verdict": self.verdict,
+        }
+
+
+def judge(before: float | None, after: float | None, better: str | None, threshold: float) -> str:
+    """The verdict on one change, the right way round for its direction."""
+    if before is None or after is None or before <= 0:
+        return "n/a"
+    change = after / before - 1
+    if abs(change) <= threshold:
+        return "same"
+    if better is None:
+        return "changed"
+    worse = change < 0 if better == "higher" else change > 0
+    return "regression" if worse else "improvement"
+
+
+@dataclass
+class CommitComparison:
+    before: str
+    after: str
+    threshold: float
+    changes: list[Change]
+    machines: list[str]
+    warnings: list[str]
+
+    def count(self, verdict: str) -> int:
+        return sum(c.verdict == verdict for c in self.changes)
+
+    @property
+    def regressed(self) -> bool:
+        return self.count("regression") > 0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "before": self.before,
+            "after": self.after,
+            "threshold": self.threshold,
+            "machines": self.machines,
+            "regressions": self.count("regression"),
+            "improvements": self.count("improvement"),
+            "changes": [c.as_dict() for c in self.changes],
+            "warnings": self.warnings,
+        }
+
+
+def compare_commits(
+    results: Results, before: str, after: str, machines: list[str] | None = None, threshold: float = DEFAULT_THRESHOLD
+) -> CommitComparison:
+    """Every benchmark value of ``before`` against ``after`` (hash prefixes) on each chosen machine."""
+    if not threshold > 0:
+        raise BadInput(f"threshold must be positive, got {threshold!r}")
+    warnings: list[str] = []
+    chosen = select_machines(results, machines, warnings)
+    pool = Results(path=results.path, benchmarks=results.benchmarks, machines={m.name: m for m in chosen})
+    a, b = pool.resolve_commit(before), pool.resolve_commit(after)
+    changes: list[Change] = []
+    compared = []
+    for m in chosen:
+        missing = [c[:8] for c in (a, b) if c not in m.runs]
+        if missing:
+            warnings.append(f"machine {m.name}: no results for commit {', '.join(missing)}; not compared")
+            continue
+        compared.append(m.name)
+        ra, rb = m.runs[a], m.runs[b]
+        one_sided = sorted(set(ra.values) ^ set(rb.values))
+        if one_sided:
+            warnings.append(
+                f"machine {m.name}: {len(one_sided)} benchmark(s) recorded at only one of the commits, "
+                f"not compared ({', '.join(one_sided)})"
+            )
+        for name in sorted(set(ra.values) & set(rb.values)):
+            bench = results.benchmarks.get(name)
+            better = direction(name, bench)
+            unit = bench.unit if bench else ""
+            keys = list(dict.fromkeys([*ra.values.get(name, {}), *rb.values.get(name, {})]))
+            names = ra.param_names.get(name) or rb.param_names.get(name) or ()
+            for key in keys:
+                x, y = ra.values.get(name, {}).get(key), rb.values.get(name, {}).get(key)
+                if x is None and y is None:  # skipped or failed at both: nothing to compare
+                    continue
+                params = dict(zip(names, key, strict=False))
+                changes.append(Change(m.name, name, params, unit, x, y, better, judge(x, y, better, threshold)))
+    if not compared:
+        raise BadInput(f"no machine has results for both {a[:8]} and {b[:8]}: " + "; ".join(warnings))
+    return CommitComparison(a, b, threshold, changes, compared, warnings)
+
+
+def _value(v: float | None, unit: str) -> str:
+    if v is None:
+        return NA
+    if unit == "seconds":
+        return si(v, "s")
+    return f"{sig(v)} {unit}".rstrip() if unit and unit != "unit" else sig(v)
+
+
+def format_commits(cmp: CommitComparison) -> str:
+    """The table ``roofline compare --commits`` prints, and a one-line verdict per machine."""
+    head = [
+        f"commits {cmp.before[:8]} → {cmp.after[:8]}, threshold {cmp.threshold:.0%} "
+        "(GFLOP/s, GB/s and fractions: higher is better; time: lower is better)"
+    ]
+    rows = [["machine", "benchmark", "params", "before", "after", "change", "verdict"]]
+    for c in cmp.changes:
+        params = " ".join(f"{k}={v}" for k, v in c.params.items()) or "-"
+        change = f"{c.change:+.1%}" if c.change is not None else NA
+        verdict = c.verdict.upper() if c.verdict in ("regression", "improvement") else c.verdict
+        if c.verdict in ("regression", "improvement") and c.better:
+            verdict += f" ({c.better} is better)"
+        rows.append(
+            [c.machine, c.benchmark, params, _value(c.before, c.unit), _value(c.after, c.unit), change, verdict]
+        )
+    lines = head + table(rows, right={3, 4, 5})
+    for m in cmp.machines:
+        mine = [c for c in cmp.changes if c.machine == m]
+        counts = {v: sum(c.verdict == v for c in mine) for v in ("regression", "improvement", "same", "changed", "n/a")}
+        lines.append(
+            f"{m}: {counts['regression']} regression(s), {counts['improvement']} improvement(s), "
+            f"{counts['same']} within {cmp.threshold:.0%}, {counts['changed']} changed without a direction, "
+            f"{counts['n/a']} n/a"
+        )
+    lines.append("REGRESSION: exit 1" if cmp.regressed else "no regression beyond the threshold")
+    return "\n".join(lines)

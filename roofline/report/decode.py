@@ -1,0 +1,86 @@
+"""What ``roofline decode`` shows: the hardware it answers for, and the estimate as text."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..model.decode import DecodeEstimate, size_text
+from ..model.hardware import Hardware
+
+#: The --hardware value that means "the ceilings measured on this machine".
+LOCAL = "local"
+
+
+def resolve_hardware(name: str) -> Hardware:
+    """``local``: this machine's measured ceilings (about 10 s) with its RAM as memory; else the catalogue."""
+    if name.strip().lower() == LOCAL:
+        from ..host import total_memory_bytes
+        from ..measure.ceilings import measure_ceilings
+
+        hw = measure_ceilings().hardware
+        if hw.memory_bytes is not None:
+            return hw
+        return replace(hw, memory_bytes=total_memory_bytes(), source=f"{hw.source}; memory: total RAM")
+    from ..model.catalogue import lookup
+
+    return lookup(name)
+
+
+def _rate(value: float, unit: str) -> str:
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def _count(n: float) -> str:
+    return f"{n / 1e9:.2f} B" if n >= 1e9 else f"{n / 1e6:.2f} M" if n >= 1e6 else f"{n:,.0f}"
+
+
+def _batch(value: float) -> str:
+    return f"{value:,.1f}"
+
+
+def format_estimate(est: DecodeEstimate) -> list[str]:
+    """The estimate as lines of text: the setup, a table per batch, the crossover, the memory fit, notes."""
+    s, hw, m, c = est.setup, est.setup.hardware, est.setup.model, est.crossover
+    devices = f"{s.tp} × {hw.name}" if s.tp > 1 else hw.name
+    params = f"{_count(m.params_total)} params"
+    if m.params_active != m.params_total:
+        params += f", {_count(m.params_active)} active"
+    memory = f", {size_text(hw.memory_bytes)}" if hw.memory_bytes else ", memory unknown"
+    lines = [
+        f"{m.name} ({params}) on {devices}, context {s.context}" + (f", tensor parallel {s.tp}" if s.tp > 1 else ""),
+        f"  weights  {s.dtype}, {s.bytes_per_weight:g} B/param: {size_text(m.params_total * s.bytes_per_weight)}"
+        + (f", {size_text(s.weight_bytes_stored)} per device" if s.tp > 1 else ""),
+        f"  KV cache {s.kv_dtype}, {s.kv_bytes_per_token:,.0f} B per token: "
+        f"{size_text(s.kv_bytes_per_token * s.kv_tokens)} per sequence"
+        + (f", {size_text(s.kv_bytes_per_sequence)} per device" if s.tp > 1 else ""),
+        f"  roofs    {_rate(s.peak, 'FLOP/s')} {s.compute}, {_rate(hw.bandwidth, 'B/s')}{memory}"
+        + (" per device" if s.tp > 1 else "")
+        + (f", all-reduce {_rate(s.interconnect, 'B/s')}" if s.interconnect else ""),
+        f"  source   {hw.source or 'not given'}",
+        "",
+        f"{'batch':>6}  {'bound':<12} {'step ms':>9} {'tok/s/seq':>10} {'tok/s total':>12} "
+        f"{'weights':>8} {'KV':>6} {'GB/device':>10}  fits",
+    ]
+    for st in est.steps:
+        fits = {True: "yes", False: "NO", None: "?"}[st.fits]
+        lines.append(
+            f"{st.batch:>6}  {st.bound:<12} {st.step_s * 1e3:>9.4g} {st.tokens_per_s_per_sequence:>10,.1f} "
+            f"{st.tokens_per_s:>12,.1f} {st.weight_share:>8.1%} {st.kv_share:>6.1%} "
+            f"{st.memory_needed / 1e9:>10.1f}  {fits}"
+        )
+    never = f"at no batch at context {s.context}"
+    cap = "compute caps" if c.limited_by == "compute" else "KV-cache reads cap"
+    lines += [
+        "",
+        f"crossover batch {_batch(c.batch)} (without KV: {_batch(c.without_kv)}): beyond it {cap} the "
+        f"throughput at {c.ceiling_tokens_per_s:,.0f} tok/s",
+        "  the step turns compute-bound "
+        + (f"from batch {_batch(c.compute_bound_from)}" if c.compute_bound_from else never)
+        + f"; KV bytes equal weight bytes at batch {_batch(c.kv_equals_weights)}",
+        "largest batch that fits: " + ("unknown (no memory size)" if est.max_batch is None else f"{est.max_batch}"),
+    ]
+    lines += [f"note: {n}" for n in s.notes]
+    return lines

@@ -1,0 +1,55 @@
+"""Checks run before asv starts, so bad input fails in one line instead of deep inside asv."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from ..errors import BadInput
+from ..host import llc_bytes
+from ..measure.numpy_step import pool_count
+from ..measure.pools import check_fits, numpy_dtype
+from . import params
+
+
+def check_results_dir(results: Path) -> None:
+    """The results folder must exist or be creatable, and be writable; nothing in it is touched."""
+    try:
+        results.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=results, prefix=".roofline-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise BadInput(f"results folder {results} is not writable: {exc.strerror or exc}") from None
+
+
+def preflight(results: Path = Path(".asv/results")) -> list[str]:
+    """Validate the suite's parameters, the LLC figure, memory and the results folder.
+
+    Returns lines describing the plan; raises BadInput (exit 2) on the first problem.
+    """
+    sizes, batches, cache_sizes = params.sizes(), params.batches(), params.cache_sizes()
+    params.sweep_n()
+    llc, source = llc_bytes()
+    itemsize = numpy_dtype("float32").itemsize
+    largest = max(pool_count(n, itemsize, llc) * n * n * itemsize for n in sizes)
+    check_fits(largest, f"the DRAM weight pool ({max(sizes)}×{max(sizes)} float32)")
+    check_results_dir(results)
+    backend_plan = backends_plan()
+    return [
+        f"n: {', '.join(map(str, sizes))}; batch: {', '.join(map(str, batches))}; "
+        f"cache-resident n: {', '.join(map(str, cache_sizes))}",
+        f"LLC {llc / 2**20:.0f} MiB (from {source}); DRAM pool up to {largest / 2**20:.0f} MiB",
+        f"results: {results}",
+    ] + backend_plan
+
+
+def backends_plan() -> list[str]:
+    """Validate the backend and GPU classes' variables; one line on what they will run."""
+    b_n, b_b = params.backend_sizes(), params.backend_batches()
+    g_d, g_n, g_b = params.gpu_dtypes(), params.gpu_sizes(), params.gpu_batches()
+    return [
+        f"backends (numpy, torch-cpu): n {', '.join(map(str, b_n))}; batch {', '.join(map(str, b_b))}; "
+        f"CUDA: {', '.join(g_d)} × n {', '.join(map(str, g_n))} × batch {', '.join(map(str, g_b))}"
+    ]

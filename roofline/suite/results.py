@@ -1,0 +1,313 @@
+"""Reading an asv results directory (asv 0.6 format) without asv, tolerant of bad files.
+
+Nothing here ever writes to the directory. A file that cannot be read is skipped with a
+warning; a benchmark that failed (asv stores null), was skipped (NaN) or comes from another
+version of the suite than ``benchmarks.json`` describes reads as None ("n/a").
+
+API::
+
+    res = read_results("results/")            # BadInput (exit 2) if missing or no machine in it
+    res.warnings                              # list[str], one line each: files skipped, n/a values
+    res.benchmarks                            # {name: Benchmark} from benchmarks.json ({} if absent)
+    res.machines                              # {name: MachineResults}, sorted by name
+    res.resolve_commit("1a2b", "alpha")       # hash prefix → full hash (BadInput if unknown/ambiguous)
+
+    m = res.machines["alpha"]
+    m.info                                    # machine.json as a dict (asv's keys and roofline's)
+    m.commits()                               # full hashes, oldest first
+    run = m.run(m.latest())                   # Run: one commit, its result files merged
+    run.value("decode.DecodeDRAM.track_gflops", n=256, batch=8)   # float, or None for n/a
+    run.points("decode.DecodeDRAM.track_gflops")  # [({"n": 256, "batch": 1}, 12.3), ...]
+
+The layout read: ``<dir>/benchmarks.json`` (name → type, unit, params, param_names, version),
+``<dir>/<machine>/machine.json`` and ``<dir>/<machine>/<hash8>-<env>.json``, whose
+``results`` map a benchmark to a row of ``result_columns`` ("result", "params", "version", ...);
+"result" holds one value per combination of "params" (asv's repr strings, e.g. "256", "'add'").
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import BadInput
+
+#: asv 0.6's format versions of a result file and of benchmarks.json.
+RESULT_API_VERSION = 2
+BENCHMARKS_API_VERSION = 2
+
+Value = float | None
+ParamKey = tuple[object, ...]
+
+
+def parse_param(text: object) -> object:
+    """asv's repr of a parameter value → the value ('256' → 256, "'add'" → 'add'); other text as is."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+
+
+def _number(value: object) -> Value:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _load_json(path: Path) -> tuple[object, str | None]:
+    """(data, None) or (None, one-line reason)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        return None, f"cannot read it ({exc.strerror or exc})"
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    if not text.strip():
+        return None, "empty file"
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}; truncated?)"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark as benchmarks.json describes it."""
+
+    name: str
+    type: str = ""
+    unit: str = ""
+    param_names: tuple[str, ...] = ()
+    params: tuple[tuple[object, ...], ...] = ()
+    version: str | None = None
+
+
+@dataclass
+class Run:
+    """One machine at one commit: the values of every result file for that commit, merged.
+
+    ``values[benchmark][key]`` with ``key`` the parameter values in ``param_names`` order
+    (``()`` for an unparameterized benchmark); None is n/a.
+    """
+
+    machine: str
+    commit: str
+    date: int | None = None
+    files: list[str] = field(default_factory=list)
+    params: dict[str, object] = field(default_factory=dict)
+    values: dict[str, dict[ParamKey, Value]] = field(default_factory=dict)
+    param_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def benchmarks(self) -> list[str]:
+        return sorted(self.values)
+
+    def value(self, benchmark: str, **params: object) -> Value:
+        """The value at these parameter values (all of them, by name), None if absent or n/a."""
+        names = self.param_names.get(benchmark)
+        values = self.values.get(benchmark)
+        if values is None or names is None or set(params) != set(names):
+            return None
+        return values.get(tuple(params[n] for n in names))
+
+    def points(self, benchmark: str) -> list[tuple[dict[str, object], Value]]:
+        """Every parameter combination of ``benchmark`` with its value, in asv's order."""
+        names = self.param_names.get(benchmark, ())
+        return [(dict(zip(names, key, strict=True)), v) for key, v in self.values.get(benchmark, {}).items()]
+
+
+@dataclass
+class MachineResults:
+    """One machine's folder: its machine.json and its runs by commit."""
+
+    name: str
+    info: dict[str, object] = field(default_factory=dict)
+    runs: dict[str, Run] = field(default_factory=dict)
+
+    def commits(self) -> list[str]:
+        """Full commit hashes, oldest first (commit date, then hash)."""
+        return sorted(self.runs, key=lambda c: (self.runs[c].date or 0, c))
+
+    def latest(self) -> str | None:
+        commits = self.commits()
+        return commits[-1] if commits else None
+
+    def run(self, commit: str) -> Run | None:
+        return self.runs.get(commit)
+
+
+@dataclass
+class Results:
+    """A whole results directory, read once."""
+
+    path: Path
+    benchmarks: dict[str, Benchmark] = field(default_factory=dict)
+    machines: dict[str, MachineResults] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def resolve_commit(self, prefix: str, machine: str | None = None) -> str:
+        """The full hash that ``prefix`` names among the results (of ``machine``, if given).
+
+        BadInput when no result has it, or when it names several commits.
+        """
+        text = (prefix or "").strip().lower()
+        if not text or any(c not in "0123456789abcdef" for c in text):
+            raise BadInput(f"commit {prefix!r} is not a hexadecimal hash (prefix)")
+        pool = [self.machines[machine]] if machine in self.machines else self.machines.values()
+        known = {c for m in pool for c in m.runs}
+        hits = sorted(c for c in known if c.startswith(text))
+        where = f"machine {machine!r}" if machine else str(self.path)
+        if not hits:
+            sample = ", ".join(c[:8] for c in sorted(known)[:6]) or "none"
+            raise BadInput(f"unknown commit {prefix!r}: no results for it in {where} (known: {sample})")
+        if len(hits) > 1:
+            raise BadInput(f"commit {prefix!r} is ambiguous in {where}: {', '.join(h[:12] for h in hits)}")
+        return hits[0]
+
+
+def _read_benchmarks(path: Path, warnings: list[str]) -> dict[str, Benchmark]:
+    file = path / "benchmarks.json"
+    if not file.exists():
+        warnings.append(f"{file}: missing; parameter names unknown and suite versions not checked")
+        return {}
+    data, problem = _load_json(file)
+    if problem is None and not isinstance(data, dict):
+        problem = "not a JSON object"
+    if problem is None and data.get("version") != BENCHMARKS_API_VERSION:
+        problem = f"format version {data.get('version')!r}, expected {BENCHMARKS_API_VERSION}"
+    if problem:
+        warnings.append(f"{file}: skipped: {problem}; parameter names unknown")
+        return {}
+    out = {}
+    for name, b in data.items():
+        if name == "version" or not isinstance(b, dict):
+            continue
+        try:
+            out[name] = Benchmark(
+                name=name,
+                type=str(b.get("type", "")),
+                unit=str(b.get("unit", "")),
+                param_names=tuple(str(p) for p in b.get("param_names") or ()),
+                params=tuple(tuple(parse_param(v) for v in vals) for vals in b.get("params") or ()),
+                version=b.get("version"),
+            )
+        except TypeError:
+            warnings.append(f"{file}: benchmark {name!r} is malformed; ignored")
+    return out
+
+
+def _add_file(run: Run, file: Path, data: dict, benchmarks: dict[str, Benchmark], warnings: list[str]) -> None:
+    columns = data.get("result_columns")
+    results = data.get("results")
+    if not isinstance(columns, list) or not isinstance(results, dict):
+        warnings.append(f"{file}: skipped: no result_columns/results (not an asv 0.6 result file?)")
+        return
+    failed, stale, malformed = [], [], []
+    for name, row in results.items():
+        if not isinstance(row, list):
+            malformed.append(name)
+            continue
+        cols = dict(zip(columns, row, strict=False))
+        params = cols.get("params") or []
+        result = cols.get("result")
+        bench = benchmarks.get(name)
+        try:
+            keys = [tuple(parse_param(v) for v in combo) for combo in itertools.product(*params)]
+        except TypeError:
+            malformed.append(name)
+            continue
+        if result is None:
+            result = [None] * len(keys)
+        if not isinstance(result, list) or len(result) != len(keys):
+            malformed.append(name)
+            continue
+        if bench is not None and bench.version is not None and cols.get("version") not in (None, bench.version):
+            stale.append(name)
+            result = [None] * len(keys)
+        if bench is not None and len(bench.param_names) == len(params):
+            names = bench.param_names
+        else:
+            names = tuple(f"param{i + 1}" for i in range(len(params)))
+        values = run.values.setdefault(name, {})
+        run.param_names.setdefault(name, names)
+        for key, raw in zip(keys, result, strict=True):
+            value = _number(raw)
+            if raw is None and name not in stale:  # asv's null: it failed; NaN: skipped on purpose
+                failed.append(name)
+            if values.get(key) is None:  # another environment's file may hold the value
+                values[key] = value
+    if failed:
+        uniq = sorted(set(failed))
+        warnings.append(f"{file}: {len(failed)} value(s) failed, shown as n/a ({', '.join(uniq)})")
+    if stale:
+        warnings.append(
+            f"{file}: {len(stale)} benchmark(s) from another suite version than benchmarks.json, "
+            f"shown as n/a ({', '.join(sorted(stale))})"
+        )
+    if malformed:
+        warnings.append(f"{file}: {len(malformed)} malformed benchmark row(s) ignored ({', '.join(sorted(malformed))})")
+
+
+def _read_machine(folder: Path, benchmarks: dict[str, Benchmark], warnings: list[str]) -> MachineResults | None:
+    machine = MachineResults(name=folder.name)
+    info_file = folder / "machine.json"
+    data, problem = _load_json(info_file) if info_file.exists() else (None, "missing")
+    if problem is None and not isinstance(data, dict):
+        problem = "not a JSON object"
+    if problem:
+        warnings.append(f"{info_file}: {problem}; machine details unknown")
+    else:
+        machine.info = {k: v for k, v in data.items() if k != "version"}
+    result_files = sorted(p for p in folder.glob("*.json") if p.name != "machine.json" and not p.name.startswith("."))
+    for file in result_files:
+        data, problem = _load_json(file)
+        if problem is None and not isinstance(data, dict):
+            problem = "not a JSON object"
+        if problem is None and data.get("version") != RESULT_API_VERSION:
+            problem = f"asv result format version {data.get('version')!r}, expected {RESULT_API_VERSION} (`asv update`)"
+        commit = data.get("commit_hash") if problem is None else None
+        if problem is None and not (isinstance(commit, str) and commit):
+            problem = "no commit_hash"
+        if problem:
+            warnings.append(f"{file}: skipped: {problem}")
+            continue
+        run = machine.runs.setdefault(commit, Run(machine=machine.name, commit=commit))
+        run.files.append(file.name)
+        if isinstance(data.get("date"), int | float):
+            run.date = int(data["date"])
+        if isinstance(data.get("params"), dict):
+            run.params = {**data["params"], **run.params}
+        _add_file(run, file, data, benchmarks, warnings)
+    if not machine.runs and not machine.info:
+        return None
+    if not machine.runs:
+        warnings.append(f"{folder}: machine.json but no readable result file")
+    return machine
+
+
+def read_results(path: str | Path) -> Results:
+    """Read ``path`` (asv's results_dir). BadInput if it is missing, not a folder, or holds no machine."""
+    path = Path(path)
+    if not path.exists():
+        raise BadInput(f"results directory {path} does not exist")
+    if not path.is_dir():
+        raise BadInput(f"{path} is not a directory (give asv's results directory, e.g. .asv/results)")
+    res = Results(path=path)
+    res.benchmarks = _read_benchmarks(path, res.warnings)
+    try:
+        folders: Iterable[Path] = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError as exc:
+        raise BadInput(f"cannot list {path}: {exc.strerror or exc}") from None
+    for folder in folders:
+        machine = _read_machine(folder, res.benchmarks, res.warnings)
+        if machine is not None:
+            res.machines[machine.name] = machine
+    if not res.machines:
+        raise BadInput(f"no asv results in {path} (expected <machine>/machine.json and result files)")
+    return res
