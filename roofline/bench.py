@@ -43,7 +43,7 @@ def run_bench(
     for line in preflight(results):
         print(f"roofline: {line}")
     commit = head_commit()
-    from .measure.cuda_timing import gpu_facts
+    from .host import gpu_facts
     from .suite.machine_file import register
 
     # asv's machine file, non-interactively, with roofline's keys (the GPU's name too: the same

@@ -335,7 +335,7 @@ def _run_machine(args: argparse.Namespace) -> int:
     from .suite import machine_file
 
     path = args.file or machine_file.machine_file_path()
-    from .measure.cuda_timing import gpu_facts
+    from .host import gpu_facts
 
     gpu = gpu_facts()  # None without torch or a CUDA device
     name, entry, keep = machine_file.register(
@@ -429,8 +429,8 @@ def _add_backends(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_backends(args: argparse.Namespace) -> int:
+    from .host import gpu_facts
     from .measure.backends import inventory, torch_threads
-    from .measure.cuda_timing import gpu_facts
 
     rows, gpu = inventory(), gpu_facts()
     if args.json:

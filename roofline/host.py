@@ -1,10 +1,12 @@
-"""Facts about this machine: caches, cores, memory, BLAS and its threads."""
+"""Facts about this machine: caches, cores, memory, BLAS and its threads, and its GPU."""
 
 from __future__ import annotations
 
 import os
 import platform
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 from .errors import BadInput
@@ -149,3 +151,99 @@ def host_facts() -> dict[str, object]:
         "blas_threads": blas_threads(),
         "python": platform.python_version(),
     }
+
+
+# ---- the GPU -------------------------------------------------------------------------------
+
+#: nvidia-smi fields read for clocks and state, in order.
+SMI_FIELDS = (
+    "name",
+    "driver_version",
+    "clocks.sm",
+    "clocks.mem",
+    "clocks.max.sm",
+    "clocks.max.mem",
+    "temperature.gpu",
+    "power.draw",
+    "pstate",
+)
+
+
+def _number(text: str) -> float | str | None:
+    text = text.strip()
+    if not text or text.startswith("[") or text in ("N/A", "Not Supported"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse_smi(text: str) -> list[dict[str, object]]:
+    """Rows of ``nvidia-smi --query-gpu=<SMI_FIELDS> --format=csv,noheader,nounits``."""
+    rows = []
+    for line in text.strip().splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != len(SMI_FIELDS):
+            continue
+        row = {}
+        for key, value in zip(SMI_FIELDS, parts, strict=True):
+            row[key] = value if key in ("name", "driver_version", "pstate") else _number(value)
+        rows.append(row)
+    return rows
+
+
+def gpu_clocks(index: int = 0, smi: str | None = None) -> dict[str, object] | None:
+    """Clocks (MHz), temperature, power and P-state now, from nvidia-smi; None without it."""
+    exe = smi or shutil.which("nvidia-smi")
+    if not exe:
+        return None
+    try:
+        out = subprocess.run(
+            [exe, f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv,noheader,nounits", f"--id={index}"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    rows = parse_smi(out.stdout) if out.returncode == 0 else []
+    return rows[0] if rows else None
+
+
+def gpu_facts(index: int = 0) -> dict[str, object] | None:
+    """The CUDA device as a JSON-ready dict, or None when torch or CUDA is absent.
+
+    Keys: name, gpu_capability, gpu_memory_bytes, gpu_sm_count, gpu_l2_bytes, torch, cuda,
+    driver and clocks (see :func:`gpu_clocks`; None without nvidia-smi). ``name`` is what
+    :func:`roofline.suite.machine_file.machine_keys` files as the machine's ``gpu`` key.
+    """
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    props = torch.cuda.get_device_properties(index)
+    clocks = gpu_clocks(index)
+    return {
+        "name": props.name,
+        "gpu_capability": f"{props.major}.{props.minor}",
+        "gpu_memory_bytes": int(props.total_memory),
+        "gpu_sm_count": int(props.multi_processor_count),
+        "gpu_l2_bytes": int(getattr(props, "L2_cache_size", 0)) or None,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "driver": clocks.get("driver_version") if clocks else None,
+        "clocks": clocks,
+    }
+
+
+def gpu_present() -> bool:
+    """Whether an NVIDIA driver shows a device node: a cheap test, no torch import.
+
+    It only trims the CUDA class's default parameters; whether CUDA works is for
+    :func:`roofline.measure.backends.available` to say.
+    """
+    gpus = Path("/proc/driver/nvidia/gpus")
+    return Path("/dev/nvidiactl").exists() or (gpus.is_dir() and any(gpus.iterdir()))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import stat
-
 import pytest
 
 from roofline.errors import BadInput
@@ -98,57 +96,3 @@ def test_bad_timing_arguments_are_bad_input(kwargs):
         gpu.time_events(dev.fn, dev, **kwargs)
     with pytest.raises(BadInput):
         gpu.time_device(dev.fn, dev, method="nope")
-
-
-def test_parse_smi_reads_numbers_and_not_available():
-    text = "NVIDIA H200, 580.159.04, 1980, 3201, 1980, 3201, 41, 121.50, P0\nbroken line\n"
-    rows = gpu.parse_smi(text)
-    assert rows == [
-        {
-            "name": "NVIDIA H200",
-            "driver_version": "580.159.04",
-            "clocks.sm": 1980.0,
-            "clocks.mem": 3201.0,
-            "clocks.max.sm": 1980.0,
-            "clocks.max.mem": 3201.0,
-            "temperature.gpu": 41.0,
-            "power.draw": 121.5,
-            "pstate": "P0",
-        }
-    ]
-    assert gpu.parse_smi("X, 1, [N/A], N/A, 1, 1, 1, 1, P8")[0]["clocks.mem"] is None
-
-
-def test_gpu_clocks_from_a_fake_nvidia_smi(tmp_path):
-    smi = tmp_path / "nvidia-smi"
-    smi.write_text("#!/bin/sh\necho 'NVIDIA H200, 580.1, 345, 3201, 1980, 3201, 30, 75.0, P0'\n")
-    smi.chmod(smi.stat().st_mode | stat.S_IEXEC)
-    clocks = gpu.gpu_clocks(smi=str(smi))
-    assert clocks["clocks.sm"] == 345.0 and clocks["clocks.max.sm"] == 1980.0
-    assert gpu.gpu_clocks(smi=str(tmp_path / "absent")) is None
-
-
-def test_machine_keys_are_flat_strings():
-    facts = {
-        "name": "NVIDIA H200",
-        "gpu_memory_bytes": 150 * 2**30,
-        "gpu_sm_count": 132,
-        "gpu_capability": "9.0",
-        "driver": "580.1",
-        "cuda": "13.0",
-        "torch": "2.11.0",
-        "clocks": {"clocks.max.sm": 1980.0},
-    }
-    keys = gpu.machine_keys(facts)
-    assert "gpu" not in keys  # roofline.machine files the name
-    assert keys["gpu_sm_count"] == "132" and keys["gpu_memory"] == "150 GiB"
-    assert keys["gpu_max_sm_clock_mhz"] == "1980"
-    assert all(isinstance(v, str) for v in keys.values())
-    assert gpu.machine_keys(None) == {}
-
-
-def test_gpu_facts_none_without_cuda():
-    torch = pytest.importorskip("torch")
-    if torch.cuda.is_available():
-        pytest.skip("a CUDA device is present: this checks the CPU-only answer")
-    assert gpu.gpu_facts() is None

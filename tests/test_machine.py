@@ -108,3 +108,22 @@ def test_cli_refuses_a_bad_machine_file_and_leaves_it_alone(home, capsys, conten
 def test_cli_bad_name_is_exit_2(home, capsys):
     assert main(["machine", "--machine", "../evil", "--no-measure"]) == 2
     assert "machine name '../evil'" in capsys.readouterr().err
+
+
+def test_gpu_keys_are_flat_strings():
+    facts = {
+        "name": "NVIDIA H200",
+        "gpu_memory_bytes": 150 * 2**30,
+        "gpu_sm_count": 132,
+        "gpu_capability": "9.0",
+        "driver": "580.1",
+        "cuda": "13.0",
+        "torch": "2.11.0",
+        "clocks": {"clocks.max.sm": 1980.0},
+    }
+    keys = machine.gpu_keys(facts)
+    assert "gpu" not in keys  # machine_keys files the name
+    assert keys["gpu_sm_count"] == "132" and keys["gpu_memory"] == "150 GiB"
+    assert keys["gpu_max_sm_clock_mhz"] == "1980"
+    assert all(isinstance(v, str) for v in keys.values())
+    assert machine.gpu_keys(None) == {}

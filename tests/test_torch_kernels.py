@@ -149,8 +149,8 @@ def test_cuda_step_end_to_end(dtype):
 
 @pytest.mark.skipif(not CUDA, reason=NO_CUDA)
 def test_cuda_ceilings_and_facts():
+    from roofline.host import gpu_facts
     from roofline.measure.cuda_ceilings import copy_bandwidth, gemm_rate
-    from roofline.measure.cuda_timing import gpu_facts
 
     facts = gpu_facts()
     assert facts and facts["gpu_sm_count"] > 0 and facts["gpu_l2_bytes"] > 0

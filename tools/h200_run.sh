@@ -81,11 +81,11 @@ note "2. roofline bench --python-same on the GPU subset (asv run --python=same -
     # split every graph by them; they are in gpu.json.
     "$PY" - "${ASV_MACHINE:-h200}" <<'PYEOF' || exit 3
 import sys
-from roofline.measure.cuda_timing import gpu_facts, machine_keys
+from roofline.host import gpu_facts
 from roofline.suite import machine_file
 path, name = machine_file.machine_file_path(), sys.argv[1]
 entries = machine_file.read_machine_file(path)
-entries[name] = {**entries.get(name, {}), **machine_keys(gpu_facts())}
+entries[name] = {**entries.get(name, {}), **machine_file.gpu_keys(gpu_facts())}
 machine_file.write_machine_file(path, entries)
 print(entries[name])
 PYEOF

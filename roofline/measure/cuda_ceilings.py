@@ -8,11 +8,12 @@ against float64 on sampled rows, and are timed with CUDA events around back-to-b
 
 from __future__ import annotations
 
-from ..errors import BadInput, KernelMismatch
+from ..errors import BackendUnavailable, BadInput, KernelMismatch
+from ..host import gpu_facts
 from ..model.hardware import Hardware
 from .backends import available
 from .ceilings import Bandwidth, Ceilings, GemmPeak
-from .cuda_timing import Device, TorchCuda, gpu_facts, time_events
+from .cuda_timing import Device, TorchCuda, time_events
 from .torch_step import TOLERANCE, TORCH_DTYPES, as_float64, import_torch, quantize_fp8, set_tf32
 
 #: Square size of the GEMM ceiling: 8192³ keeps an H100-class chip busy for ~1 ms in bf16.
@@ -139,8 +140,6 @@ def measure_gpu_ceilings(
     Dtypes this GPU lacks (fp8 below compute capability 8.9, say) are left out of ``peaks``.
     ``llc_bytes`` holds the L2 size.
     """
-    from ..errors import BackendUnavailable
-
     available("torch-cuda", "fp32")
     facts = gpu_facts() or {}
     torch = import_torch()

@@ -1,4 +1,4 @@
-"""CUDA facts and device timing: what the GPU is, and how long work on it takes.
+"""CUDA device timing: how long work on the GPU takes.
 
 Device work is asynchronous, so host clocks around a launch measure the launch, not the work.
 :func:`time_events` puts CUDA events around many back-to-back calls; :func:`time_graph`
@@ -14,8 +14,6 @@ torch is imported lazily: nothing here needs it until a GPU is used.
 from __future__ import annotations
 
 import math
-import shutil
-import subprocess
 from collections.abc import Callable
 from typing import Protocol
 
@@ -24,19 +22,6 @@ from .timing import Timing
 
 #: Upper bound on calls per timed sample (a kernel of a few µs needs ~1000 for a 5 ms sample).
 MAX_CALLS_PER_SAMPLE = 4096
-
-#: nvidia-smi fields read for clocks and state, in order.
-SMI_FIELDS = (
-    "name",
-    "driver_version",
-    "clocks.sm",
-    "clocks.mem",
-    "clocks.max.sm",
-    "clocks.max.mem",
-    "temperature.gpu",
-    "power.draw",
-    "pstate",
-)
 
 
 class Event(Protocol):
@@ -212,97 +197,3 @@ def time_device(
         except RuntimeError:  # capture unsupported for this op: events still amortize the launches
             device.synchronize()
     return time_events(fn, device, repeats, warmup, min_sample_s, multiple), "cuda-events"
-
-
-# ---- facts ---------------------------------------------------------------------------------
-
-
-def _number(text: str) -> float | str | None:
-    text = text.strip()
-    if not text or text.startswith("[") or text in ("N/A", "Not Supported"):
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
-def parse_smi(text: str) -> list[dict[str, object]]:
-    """Rows of ``nvidia-smi --query-gpu=<SMI_FIELDS> --format=csv,noheader,nounits``."""
-    rows = []
-    for line in text.strip().splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) != len(SMI_FIELDS):
-            continue
-        row = {}
-        for key, value in zip(SMI_FIELDS, parts, strict=True):
-            row[key] = value if key in ("name", "driver_version", "pstate") else _number(value)
-        rows.append(row)
-    return rows
-
-
-def gpu_clocks(index: int = 0, smi: str | None = None) -> dict[str, object] | None:
-    """Clocks (MHz), temperature, power and P-state now, from nvidia-smi; None without it."""
-    exe = smi or shutil.which("nvidia-smi")
-    if not exe:
-        return None
-    try:
-        out = subprocess.run(
-            [exe, f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv,noheader,nounits", f"--id={index}"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    rows = parse_smi(out.stdout) if out.returncode == 0 else []
-    return rows[0] if rows else None
-
-
-def gpu_facts(index: int = 0) -> dict[str, object] | None:
-    """The CUDA device as a JSON-ready dict, or None when torch or CUDA is absent.
-
-    Keys: name, gpu_capability, gpu_memory_bytes, gpu_sm_count, gpu_l2_bytes, torch, cuda,
-    driver and clocks (see :func:`gpu_clocks`; None without nvidia-smi). ``name`` is what
-    :func:`roofline.suite.machine_file.machine_keys` files as the machine's ``gpu`` key.
-    """
-    try:
-        import torch
-    except ImportError:
-        return None
-    if not torch.cuda.is_available():
-        return None
-    props = torch.cuda.get_device_properties(index)
-    clocks = gpu_clocks(index)
-    return {
-        "name": props.name,
-        "gpu_capability": f"{props.major}.{props.minor}",
-        "gpu_memory_bytes": int(props.total_memory),
-        "gpu_sm_count": int(props.multi_processor_count),
-        "gpu_l2_bytes": int(getattr(props, "L2_cache_size", 0)) or None,
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "driver": clocks.get("driver_version") if clocks else None,
-        "clocks": clocks,
-    }
-
-
-def machine_keys(facts: dict[str, object] | None) -> dict[str, str]:
-    """The GPU's stable facts as flat string keys for an asv machine entry.
-
-    Beside :func:`roofline.suite.machine_file.machine_keys`, which files the GPU's name as ``gpu``. Clocks
-    now (which change run to run) are left out: asv splits every graph by a changing key.
-    """
-    if not facts:
-        return {}
-    clocks = facts.get("clocks") or {}
-    keys = {
-        "gpu_memory": f"{int(facts['gpu_memory_bytes']) / 2**30:.0f} GiB" if facts.get("gpu_memory_bytes") else None,
-        "gpu_sm_count": facts.get("gpu_sm_count"),
-        "gpu_capability": facts.get("gpu_capability"),
-        "gpu_driver": facts.get("driver"),
-        "cuda": facts.get("cuda"),
-        "torch": facts.get("torch"),
-        "gpu_max_sm_clock_mhz": clocks.get("clocks.max.sm") if isinstance(clocks, dict) else None,
-    }
-    return {k: (str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)) for k, v in keys.items() if v}

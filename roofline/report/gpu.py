@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..errors import BackendUnavailable
-from ..host import host_facts
+from ..host import gpu_clocks, gpu_facts, host_facts
 from ..measure import overhead as regimes
 from ..measure.backends import DTYPES, available, build_step
 from ..measure.cuda_ceilings import GEMM_N, GPU_DTYPES, measure_gpu_ceilings
-from ..measure.cuda_timing import gpu_clocks, gpu_facts
 from ..measure.step import measure_step
 from ..measure.sweep import fit_knee
 from ..measure.torch_step import TOLERANCE, import_torch

@@ -206,3 +206,24 @@ def register(
     if write:
         write_machine_file(path, {**entries, name: entry})
     return name, entry, keep
+
+
+def gpu_keys(facts: dict[str, object] | None) -> dict[str, str]:
+    """The GPU's stable facts as flat string keys for an asv machine entry.
+
+    Beside :func:`machine_keys`, which files the GPU's name as ``gpu``. Clocks
+    now (which change run to run) are left out: asv splits every graph by a changing key.
+    """
+    if not facts:
+        return {}
+    clocks = facts.get("clocks") or {}
+    keys = {
+        "gpu_memory": f"{int(facts['gpu_memory_bytes']) / 2**30:.0f} GiB" if facts.get("gpu_memory_bytes") else None,
+        "gpu_sm_count": facts.get("gpu_sm_count"),
+        "gpu_capability": facts.get("gpu_capability"),
+        "gpu_driver": facts.get("driver"),
+        "cuda": facts.get("cuda"),
+        "torch": facts.get("torch"),
+        "gpu_max_sm_clock_mhz": clocks.get("clocks.max.sm") if isinstance(clocks, dict) else None,
+    }
+    return {k: (str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)) for k, v in keys.items() if v}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from ..errors import BadInput
+from ..host import gpu_present
 
 DEFAULT_N = (2048, 8192)
 DEFAULT_BATCH = (1, 8, 64, 512)
@@ -84,18 +85,6 @@ GPU_BATCH = (1, 8, 64, 128, 192, 256, 512, 4096)
 NO_GPU_N = (8192,)
 NO_GPU_BATCH = (1,)
 GPU_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
-
-
-def gpu_present() -> bool:
-    """Whether an NVIDIA driver shows a device node: a cheap test, no torch import.
-
-    It only trims the CUDA class's default parameters; whether CUDA works is for
-    :func:`roofline.measure.backends.available` to say.
-    """
-    from pathlib import Path
-
-    gpus = Path("/proc/driver/nvidia/gpus")
-    return Path("/dev/nvidiactl").exists() or (gpus.is_dir() and any(gpus.iterdir()))
 
 
 def dtypes_from(text: str, name: str) -> tuple[str, ...]:
