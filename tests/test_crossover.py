@@ -6,7 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from roofline.errors import BadInput
-from roofline.measure.sweep import fit_knee, sweep
+from roofline.measure.sweep import sweep
+from roofline.model.knee import fit_knee
 
 BATCHES = [2**i for i in range(11)]
 

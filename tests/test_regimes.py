@@ -9,7 +9,8 @@ import pytest
 
 from roofline.cli import main
 from roofline.errors import BadInput
-from roofline.measure import overhead as regimes
+from roofline.measure import overhead
+from roofline.model import regimes
 
 
 def test_floors_and_the_binding_roof():
@@ -48,7 +49,7 @@ def test_classify_an_h200_like_point():
 
 def test_numpy_overhead_roof(monkeypatch, tmp_path):
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))
-    o = regimes.measure_overhead("numpy", "fp32", repeats=3)
+    o = overhead.measure_overhead("numpy", "fp32", repeats=3)
     assert o.timer == "host" and o.single_call_seconds > 0 and o.amortized_seconds > 0
     assert set(o.as_dict()) >= {"backend", "single_call_seconds", "amortized_seconds"}
 
@@ -71,8 +72,8 @@ def test_gpu_run_logic_on_cpu(monkeypatch, tmp_path):
     monkeypatch.setattr(gpu_run, "gpu_clocks", lambda: {"clocks.sm": 1980.0})
     monkeypatch.setattr(gpu_run, "measure_gpu_ceilings", lambda *a, **k: Ceilings({"d2d-copy": bw}, peaks, 0, hw))
     monkeypatch.setattr(gpu_run, "build_step", lambda _b, d, n, b: backends.build_step("torch-cpu", d, n, b))
-    real = regimes.measure_overhead
-    monkeypatch.setattr(regimes, "measure_overhead", lambda _b, d, **k: real("torch-cpu", d, repeats=3))
+    real = overhead.measure_overhead
+    monkeypatch.setattr(gpu_run, "measure_overhead", lambda _b, d, **k: real("torch-cpu", d, repeats=3))
     said = []
     run = gpu_run.gpu_roofline(
         dtypes=("bf16", "fp32", "fp8"),

@@ -7,8 +7,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is not installed (make test installs the CPU build)")
 
 from roofline.errors import BackendUnavailable, BadInput, KernelMismatch  # noqa: E402
-from roofline.measure import backends  # noqa: E402
-from roofline.measure import overhead as regimes  # noqa: E402
+from roofline.measure import backends, overhead  # noqa: E402
 from roofline.measure.step import measure_step  # noqa: E402
 from roofline.measure.torch_step import TOLERANCE, torch_decode_step, validate  # noqa: E402
 from roofline.suite import suite_backends  # noqa: E402
@@ -126,8 +125,8 @@ def test_gpu_grid_records_reasons_and_figures():
 
 
 def test_overhead_roof_torch_cpu():
-    o = regimes.measure_overhead("torch-cpu", "fp32", repeats=3)
-    assert o.backend == "torch-cpu" and o.n == regimes.OVERHEAD_N and o.timer == "host"
+    o = overhead.measure_overhead("torch-cpu", "fp32", repeats=3)
+    assert o.backend == "torch-cpu" and o.n == overhead.OVERHEAD_N and o.timer == "host"
     assert o.single_call_seconds > 0 and o.amortized_seconds > 0
 
 

@@ -11,12 +11,13 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 
 from ..measure.ceilings import CEILING_KERNEL, PEAK_NAMES, Ceilings
-from ..measure.overhead import overhead_bound_n
 from ..measure.step import DecodeMeasurement
-from ..measure.sweep import SWEEP_BATCHES, SWEEP_N, fit_knee
+from ..measure.sweep import SWEEP_BATCHES, SWEEP_N
 from ..model import guards
 from ..model.arithmetic import arithmetic_intensity, crossover_batch, gemm_intensity, ridge_point
 from ..model.hardware import H100, Hardware
+from ..model.knee import fit_knee
+from ..model.regimes import overhead_bound_n
 
 SCHEMA = "roofline.report/1"
 LAB_BATCHES = (1, 8, 64, 512)

@@ -3,7 +3,7 @@
 :func:`gpu_roofline` measures a CUDA device through torch and returns one JSON-ready dict
 (schema ``roofline.gpu/1``): the device's facts with its clocks at the start and at the end,
 the measured ceilings (copy bandwidth, GEMM per dtype), the overhead roof, every decode point
-with the roof that binds it, the sweep per n with its knee (:func:`roofline.measure.sweep.fit_knee`)
+with the roof that binds it, the sweep per n with its knee (:func:`roofline.model.knee.fit_knee`)
 and the crossover predicted from the measured ceilings beside the observed one.
 """
 
@@ -13,13 +13,14 @@ from collections.abc import Callable, Sequence
 
 from ..errors import BackendUnavailable
 from ..host import gpu_clocks, gpu_facts, host_facts
-from ..measure import overhead as regimes
 from ..measure.backends import DTYPES, available, build_step
 from ..measure.cuda_ceilings import GEMM_N, GPU_DTYPES, measure_gpu_ceilings
+from ..measure.overhead import measure_overhead
 from ..measure.step import measure_step
-from ..measure.sweep import fit_knee
 from ..measure.torch_step import TOLERANCE, import_torch
+from ..model import regimes
 from ..model.arithmetic import crossover_batch
+from ..model.knee import fit_knee
 
 SCHEMA = "roofline.gpu/1"
 
@@ -59,7 +60,7 @@ def gpu_roofline(
     _free(torch)
 
     say("overhead")
-    overhead = regimes.measure_overhead("torch-cuda", sweep_dtype, repeats=repeats)
+    overhead = measure_overhead("torch-cuda", sweep_dtype, repeats=repeats)
     _free(torch)
 
     decode, sweeps, unavailable = [], [], []

@@ -1,0 +1,95 @@
+"""Three regimes, not two: overhead-bound, bandwidth-bound and compute-bound.
+
+A decode step costs at least the largest of three floors: the fixed cost of issuing a call
+(Python, the library's dispatch, a kernel launch), the bytes it moves over the bandwidth,
+and its FLOPs over the peak. Back to back, issuing overlaps with work, so the amortized time
+is about the largest floor; a call timed on its own pays its latency on top of the work.
+
+The overhead floor is measured, not assumed: a tiny step (n = :data:`OVERHEAD_N`, one
+matrix) timed on its own and back to back. Below :func:`overhead_bound_n` a matrix is read
+faster than a call can be issued, so no bandwidth figure is meaningful there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Protocol
+
+from ..errors import BadInput
+
+ROOFS = ("overhead", "bandwidth", "compute")
+
+
+class Figures(Protocol):
+    """A measured value that gives its figures as a dict (a step's measurement, an overhead)."""
+
+    def as_dict(self) -> dict[str, object]: ...
+
+
+def _positive(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise BadInput(f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def floors(flops: float, bytes_moved: float, overhead_s: float, bandwidth: float, peak: float) -> dict[str, float]:
+    """Seconds per call under each roof: overhead, bytes / bandwidth, flops / peak."""
+    return {
+        "overhead": _positive("overhead seconds", overhead_s),
+        "bandwidth": _positive("bytes", bytes_moved) / _positive("bandwidth", bandwidth),
+        "compute": _positive("flops", flops) / _positive("peak", peak),
+    }
+
+
+def binding_roof(floor: dict[str, float]) -> str:
+    """The roof with the largest floor: the one that bounds the call."""
+    return max(ROOFS, key=lambda r: floor[r])
+
+
+def overhead_bound_n(overhead_s: float, bandwidth: float, bytes_per_param: float) -> float:
+    """Matrix size below which reading the weights takes less than issuing the call.
+
+    n* = sqrt(overhead · bandwidth / bytes_per_param): an n×n read at full bandwidth lasts
+    exactly one overhead there.
+    """
+    t = _positive("overhead seconds", overhead_s)
+    return math.sqrt(t * _positive("bandwidth", bandwidth) / _positive("bytes per param", bytes_per_param))
+
+
+def classify(
+    m: Figures | Mapping[str, object], overhead: Figures | Mapping[str, object], bandwidth: float, peak: float
+) -> dict[str, object]:
+    """A measured step against the three roofs, amortized and as a single call.
+
+    Returns the floors (seconds) for back-to-back calls (overhead = the amortized issue
+    cost) and for an isolated call (latency + the larger of the bandwidth and compute
+    floors), the binding roof of each, and the measured times beside them.
+    """
+    md = m.as_dict() if hasattr(m, "as_dict") else dict(m)
+    od = overhead.as_dict() if hasattr(overhead, "as_dict") else dict(overhead)
+    flops = 2.0 * md["n"] * md["n"] * md["batch"]
+    bytes_moved = md["gbps"] * 1e9 * md["seconds"]
+    amortized = floors(flops, bytes_moved, od["amortized_seconds"], bandwidth, peak)
+    work = max(amortized["bandwidth"], amortized["compute"])
+    single_floor = od["single_call_seconds"] + work
+    single_bound = "overhead" if od["single_call_seconds"] > work else binding_roof(amortized)
+    return {
+        "backend": md.get("backend"),
+        "dtype": md.get("dtype"),
+        "n": md["n"],
+        "batch": md["batch"],
+        "floors": amortized,
+        "bound": binding_roof(amortized),
+        "predicted_seconds": max(amortized.values()),
+        "measured_seconds": md["seconds"],
+        "single_call": {
+            "predicted_seconds": single_floor,
+            "measured_seconds": md.get("single_call_seconds"),
+            "bound": single_bound,
+        },
+        # The part of an isolated call that is overhead: (single − amortized) / single.
+        "overhead_share": max(0.0, 1.0 - md["seconds"] / md["single_call_seconds"])
+        if md.get("single_call_seconds")
+        else None,
+    }
