@@ -382,7 +382,7 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_compare(args: argparse.Namespace) -> int:
-    from .report import compare
+    from .report import compare, gate
     from .suite.results import read_results
 
     results = read_results(args.results)
@@ -392,13 +392,13 @@ def _run_compare(args: argparse.Namespace) -> int:
         if args.plot.resolve().is_relative_to(args.results.resolve()):
             raise BadInput(f"--plot {args.plot}: compare never writes into the results directory")
     if args.commits:
-        cmp = compare.compare_commits(results, *args.commits, machines=args.machine, threshold=args.threshold)
+        cmp = gate.compare_commits(results, *args.commits, machines=args.machine, threshold=args.threshold)
         for line in results.warnings + cmp.warnings:
             print(f"roofline: warning: {line}", file=sys.stderr)
         if args.json:
             emit_json(cmp.as_dict())
         else:
-            print(compare.format_commits(cmp))
+            print(gate.format_commits(cmp))
         return 1 if cmp.regressed else 0
     summaries, warnings = compare.summarize(results, machines=args.machine, commit=args.commit)
     for line in results.warnings + warnings:

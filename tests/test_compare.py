@@ -8,6 +8,7 @@ import pytest
 
 from roofline.cli import main
 from roofline.report import compare
+from roofline.report.gate import direction
 from roofline.suite.results import read_results
 
 from .asv_fixtures import full_values, snapshot, two_machines, write_benchmarks, write_machine, write_run
@@ -190,10 +191,10 @@ def test_commits_compare_only_machines_that_have_both(results, capsys):
 
 
 def test_direction():
-    assert compare.direction("x.X.track_gflops", None) == "higher"
-    assert compare.direction("x.X.time_step", None) == "lower"
-    assert compare.direction("x.X.track_observed_crossover_batch", None) is None
-    assert compare.direction("x.X.track_roofline_fraction", None) == "higher"
+    assert direction("x.X.track_gflops", None) == "higher"
+    assert direction("x.X.time_step", None) == "lower"
+    assert direction("x.X.track_observed_crossover_batch", None) is None
+    assert direction("x.X.track_roofline_fraction", None) == "higher"
 
 
 # ---- --plot --------------------------------------------------------------------------------

@@ -164,6 +164,18 @@ def test_inventory_holds_every_benchmark_written_in_benchmarks():
     assert inventory["decode.DecodeDRAM.track_gflops"]["params"] == [["256"], ["1", "8"]]
 
 
+def test_the_name_registry_names_benchmarks_of_the_inventory():
+    from roofline.suite import names
+
+    inventory = json.loads((GOLDEN / "benchmarks.json").read_text(encoding="utf-8"))
+    registry = {v for k, v in vars(names).items() if k.isupper() and isinstance(v, str)} - {names.OVERHEAD}
+    registry |= {names.OVERHEAD.format("single"), names.OVERHEAD.format("amortized")}
+    registry |= {
+        f"{cls}.{track}" for cls in names.DECODE_CLASSES.values() for track in ("track_gflops", "track_bandwidth")
+    }
+    assert len(registry) == 10 and registry <= set(inventory), registry - set(inventory)
+
+
 def main() -> None:
     GOLDEN.mkdir(exist_ok=True)
     for name, make in goldens().items():

@@ -10,14 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import BadInput
+from ..suite.names import BANDWIDTH_CEILING, DECODE_CLASSES, OBSERVED_CROSSOVER, OVERHEAD, PEAK_CEILING
 from ..suite.results import Results, Run, read_results
-from .compare import BANDWIDTH_CEILING, DECODE_TRACKS, OBSERVED_CROSSOVER, PEAK_CEILING
 from .cpu import build_report
-
-# The suite's benchmark names, as compare reads them too.
-BANDWIDTH, GEMM, OBSERVED = BANDWIDTH_CEILING, PEAK_CEILING, OBSERVED_CROSSOVER
-DRAM, CACHE = (DECODE_TRACKS[k].removesuffix(".track_gflops") for k in ("DRAM", "cache-resident"))
-OVERHEAD = "backends.CallOverhead.track_{}_call"  # µs, param backend
 
 
 def pick_machine(res: Results, machine: str | None) -> str:
@@ -78,9 +73,9 @@ def report_from_results(results: str | Path, machine: str | None = None, commit:
     run = m.run(full) if full else None
     if run is None:
         raise BadInput(f"machine {name!r} in {res.path} has no readable results")
-    bandwidth = {p["kind"]: {"best": v * 1e9} for p, v in run.points(BANDWIDTH) if v and "kind" in p}
-    peaks = {p["dtype"]: {"best": v * 1e9} for p, v in run.points(GEMM) if v and "dtype" in p}
-    observed = run.value(OBSERVED)
+    bandwidth = {p["kind"]: {"best": v * 1e9} for p, v in run.points(BANDWIDTH_CEILING) if v and "kind" in p}
+    peaks = {p["dtype"]: {"best": v * 1e9} for p, v in run.points(PEAK_CEILING) if v and "dtype" in p}
+    observed = run.value(OBSERVED_CROSSOVER)
     single, amortized = (run.value(OVERHEAD.format(k), backend="numpy") for k in ("single", "amortized"))
     overhead = (
         {"single_call_seconds": single and single * 1e-6, "amortized_seconds": amortized * 1e-6} if amortized else None
@@ -95,8 +90,8 @@ def report_from_results(results: str | Path, machine: str | None = None, commit:
     report = build_report(
         facts=facts_from_machine(m.info, name),
         ceilings={"bandwidth": bandwidth, "peaks": peaks} if bandwidth or peaks else None,
-        decode=_decode_points(run, DRAM, "dram"),
-        cache_resident=_decode_points(run, CACHE, "cache"),
+        decode=_decode_points(run, DECODE_CLASSES["DRAM"], "dram"),
+        cache_resident=_decode_points(run, DECODE_CLASSES["cache-resident"], "cache"),
         sweep={"observed_batch": observed} if observed else None,
         source=f"asv results {res.path}, machine {name}, commit {full[:8]}",
         datasheet=datasheet,

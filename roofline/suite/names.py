@@ -1,0 +1,16 @@
+"""The suite's benchmark names, written once for what reads recorded results (compare, the report).
+
+benchmarks/ defines them and asv files history under them; tests/test_golden.py holds each one
+against the benchmark inventory.
+"""
+
+#: The decode classes, by the regime each measures: track_gflops (GFLOP/s) and track_bandwidth
+#: (GB/s), params n and batch.
+DECODE_CLASSES = {"DRAM": "decode.DecodeDRAM", "cache-resident": "decode.DecodeCacheResident"}
+DECODE_TRACKS = {regime: f"{cls}.track_gflops" for regime, cls in DECODE_CLASSES.items()}
+BANDWIDTH_CEILING = "ceilings.MemoryBandwidth.track_bandwidth_ceiling"  # GB/s, param kind
+PEAK_CEILING = "ceilings.GemmPeak.track_gemm_ceiling"  # GFLOP/s, param dtype
+OBSERVED_CROSSOVER = "crossover.Crossover.track_observed_crossover_batch"
+PREDICTED_CROSSOVER = "crossover.Crossover.track_predicted_crossover_batch"
+#: The overhead roof in µs, param backend: {} is "single" (one call alone) or "amortized".
+OVERHEAD = "backends.CallOverhead.track_{}_call"
