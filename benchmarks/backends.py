@@ -3,12 +3,13 @@
 scipy's ``XPBenchmark`` pattern: backend and dtype are parameters beside n and batch; a
 combination whose backend or dtype is absent here raises ``NotImplementedError`` in setup and
 asv records it as skipped. Thin by design: parameters here, everything else in
-:mod:`roofline.suite.suite_backends`. On a GPU machine run ``asv run --python=same`` against the
+:mod:`roofline.suite.harness`. On a GPU machine run ``asv run --python=same`` against the
 machine's own torch (see the README's "Backends and GPUs").
 """
 
 from roofline.measure.backends import BACKENDS, available
-from roofline.suite import params, suite_backends
+from roofline.suite import harness as suite_backends
+from roofline.suite import params
 
 
 class BackendDecode:

@@ -404,7 +404,7 @@ def _run_compare(args: argparse.Namespace) -> int:
     for line in results.warnings + warnings:
         print(f"roofline: warning: {line}", file=sys.stderr)
     if args.plot is not None:
-        from .report.compare_plot import plot_overlay
+        from .report.plot import plot_overlay
 
         plot_overlay(summaries, args.plot)
     if args.json:

@@ -10,7 +10,7 @@ from roofline.errors import BackendUnavailable, BadInput, KernelMismatch  # noqa
 from roofline.measure import backends, overhead  # noqa: E402
 from roofline.measure.step import measure_step  # noqa: E402
 from roofline.measure.torch_step import TOLERANCE, torch_decode_step, validate  # noqa: E402
-from roofline.suite import suite_backends  # noqa: E402
+from roofline.suite import harness  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 NO_CUDA = f"CUDA is absent: torch {torch.__version__} here has no GPU (CUDA {torch.version.cuda})"
@@ -108,20 +108,20 @@ def test_cuda_request_without_cuda_is_a_stated_skip():
 
 
 def test_gpu_grid_records_reasons_and_figures():
-    grid = suite_backends.gpu_grid(["fp32", "bf16"], [128], [1], backend="torch-cpu")
-    entry = suite_backends.grid_entry(grid, "torch-cpu", "fp32", 128, 1)
+    grid = harness.gpu_grid(["fp32", "bf16"], [128], [1], backend="torch-cpu")
+    entry = harness.grid_entry(grid, "torch-cpu", "fp32", 128, 1)
     assert entry["status"] == "ok" and entry["timer"] == "host"
-    assert isinstance(suite_backends.grid_value(entry, "gflops"), float)
-    assert suite_backends.grid_value(entry, "seconds", 1e6) == pytest.approx(entry["seconds"] * 1e6)
-    cuda = suite_backends.gpu_grid(["fp8"], [256], [1])
+    assert isinstance(harness.grid_value(entry, "gflops"), float)
+    assert harness.grid_value(entry, "seconds", 1e6) == pytest.approx(entry["seconds"] * 1e6)
+    cuda = harness.gpu_grid(["fp8"], [256], [1])
     if not CUDA:
         assert cuda[("torch-cuda", "fp8", 256, 1)]["status"] == "skipped"
         with pytest.raises(BackendUnavailable):
-            suite_backends.grid_entry(cuda, "torch-cuda", "fp8", 256, 1)
+            harness.grid_entry(cuda, "torch-cuda", "fp8", 256, 1)
     with pytest.raises(KernelMismatch, match="boom"):
-        suite_backends.grid_entry({("b", "d", 1, 1): {"status": "failed", "reason": "boom"}}, "b", "d", 1, 1)
+        harness.grid_entry({("b", "d", 1, 1): {"status": "failed", "reason": "boom"}}, "b", "d", 1, 1)
     with pytest.raises(BackendUnavailable, match="not measured"):
-        suite_backends.grid_entry({}, "b", "d", 1, 1)
+        harness.grid_entry({}, "b", "d", 1, 1)
 
 
 def test_overhead_roof_torch_cpu():

@@ -1,6 +1,9 @@
-"""The roofline picture: log-log FLOP/s against FLOP/byte, roofs and measured decode points.
+"""The roofline pictures: log-log FLOP/s against FLOP/byte, roofs and measured decode points.
 
-matplotlib with the Agg backend (no display needed); PNG or SVG by the file's suffix.
+:func:`plot_report` draws reports (``roofline report --plot``, ``roofline plot``, ``make bench``);
+:func:`plot_overlay` draws every machine of ``roofline compare --plot`` in one figure, filled
+markers for DRAM points and hollow ones for cache-resident. matplotlib (the ``plot`` extra) with
+the Agg backend, imported only here; PNG or SVG by the file's suffix.
 """
 
 from __future__ import annotations
@@ -9,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import BadInput
+from ..model.arithmetic import gemm_intensity
 from ..model.hardware import H100
+from .compare import BYTES_PER_WEIGHT, MachineSummary
 
 FORMATS = (".png", ".svg")
 
@@ -97,6 +102,69 @@ def plot_report(reports: Sequence[Mapping[str, object]], path: Path, title: str 
         fig.savefig(path)
     except OSError as exc:
         raise BadInput(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        plt.close(fig)
+    return path
+
+
+def plot_overlay(summaries: list[MachineSummary], path: Path) -> Path:
+    """Draw every machine in ``summaries`` into one figure at ``path`` (format from its suffix)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 5.5), layout="constrained")
+    intensities = [
+        gemm_intensity(n, b, BYTES_PER_WEIGHT) for s in summaries for pts in s.decode.values() for (n, b) in pts
+    ]
+    ridges = [s.ridge for s in summaries if s.ridge]
+    lo = min([*intensities, *ridges, 1.0]) / 4
+    hi = max([*intensities, *ridges, 1.0]) * 4
+    drawn = 0
+    for i, s in enumerate(summaries):
+        color = f"C{i % 10}"
+        if s.peak and s.bandwidth:
+            xs = [lo, s.ridge, hi]
+            ax.plot(
+                xs,
+                [min(s.peak, x * s.bandwidth) / 1e9 for x in xs],
+                color=color,
+                lw=1.8,
+                label=f"{s.machine} roofline ({s.bandwidth / 1e9:.3g} GB/s, {s.peak / 1e9:.3g} GFLOP/s)",
+            )
+            drawn += 1
+        for regime, points in s.decode.items():
+            xy = [(gemm_intensity(n, b, BYTES_PER_WEIGHT), v) for (n, b), v in sorted(points.items()) if v]
+            if not xy:
+                continue
+            hollow = regime != "DRAM"
+            ax.scatter(
+                [x for x, _ in xy],
+                [y for _, y in xy],
+                s=36,
+                marker="o",
+                facecolors="none" if hollow else color,
+                edgecolors=color,
+                label=f"{s.machine} decode, {regime}",
+            )
+            drawn += 1
+    if not drawn:
+        plt.close(fig)
+        raise BadInput("nothing to plot: no machine has measured ceilings or decode results")
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("arithmetic intensity (FLOP/byte, float32 W·X)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title("roofline compare: measured rooflines and decode steps")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    try:
+        fig.savefig(path, dpi=120)
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"cannot write the plot to {path}: {exc}") from None
     finally:
         plt.close(fig)
     return path
