@@ -208,7 +208,7 @@ def _add_decode(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--kv-dtype", default="bf16", choices=list(KV_BYTES), help="KV-cache storage (default bf16)")
     p.add_argument(
         "--compute-dtype",
-        choices=["fp32", "tf32", "bf16", "fp16", "fp8", "int8"],
+        choices=[d for d in _dtypes() if d != "fp64"],
         help="the peak that bounds arithmetic (default: fp32 for fp32 weights, fp8 for fp8 weights where the "
         "hardware has it, else bf16)",
     )
@@ -289,9 +289,9 @@ def _add_specs(sub: argparse._SubParsersAction) -> None:
 
 
 def _dtypes() -> tuple[str, ...]:
-    from .model.catalogue import DTYPES
+    from .model.dtypes import PEAKS
 
-    return DTYPES
+    return PEAKS
 
 
 def _run_specs(args: argparse.Namespace) -> int:
@@ -453,7 +453,7 @@ def _dtype_list(text: str) -> list[str]:
 
 
 def _add_gpu(sub: argparse._SubParsersAction) -> None:
-    from .measure.cuda_ceilings import GPU_DTYPES
+    from .measure.backends import GPU_DTYPES
     from .report.gpu import GPU_SWEEP_BATCHES, GPU_SWEEP_N
 
     p = sub.add_parser("gpu", help="measure the CUDA GPU: ceilings, overhead, decode sweep and crossover")

@@ -9,7 +9,8 @@ torch = pytest.importorskip("torch", reason="torch is not installed (make test i
 from roofline.errors import BackendUnavailable, BadInput, KernelMismatch  # noqa: E402
 from roofline.measure import backends, overhead  # noqa: E402
 from roofline.measure.step import measure_step  # noqa: E402
-from roofline.measure.torch_step import TOLERANCE, torch_decode_step, validate  # noqa: E402
+from roofline.measure.torch_step import torch_decode_step, validate  # noqa: E402
+from roofline.model.dtypes import DTYPES, STEPS  # noqa: E402
 from roofline.suite import harness  # noqa: E402
 
 CUDA = torch.cuda.is_available()
@@ -29,7 +30,7 @@ def test_torch_cpu_end_to_end(dtype, batch):
     step = backends.build_step("torch-cpu", dtype, 256, batch)
     assert step.backend == "torch-cpu" and step.dtype == dtype
     assert step.pool_bytes >= 4 * 2**20  # ≥ 4× the (1 MiB) LLC
-    assert step.bytes_per_param == backends.DTYPES[dtype].bytes_per_param
+    assert step.bytes_per_param == DTYPES[dtype].bytes
     y = step()
     assert tuple(y.shape) == (batch, 256)
     m = measure_step(step, repeats=3)
@@ -64,8 +65,8 @@ def test_validation_catches_a_wrong_kernel(wrong):
 
 
 def test_tolerances_cover_every_dtype_and_order_by_precision():
-    assert set(TOLERANCE) == set(backends.DTYPES)
-    t = TOLERANCE
+    t = {d: DTYPES[d].tolerance for d in STEPS}
+    assert all(t.values())
     assert t["fp64"] < t["fp32"] < t["tf32"] <= t["fp16"] < t["bf16"] < t["fp8"]
     assert t["bf16"] == pytest.approx(1e-2)
 
@@ -73,8 +74,8 @@ def test_tolerances_cover_every_dtype_and_order_by_precision():
 def test_bf16_error_is_real_and_inside_its_tolerance():
     """bf16 rounding shows (fp32's tolerance would reject it) yet stays inside bf16's."""
     err = validate(torch_decode_step(512, 8, "bf16", "cpu"))
-    assert TOLERANCE["fp32"] < err < TOLERANCE["bf16"]
-    assert validate(torch_decode_step(512, 8, "fp32", "cpu")) < TOLERANCE["fp32"]
+    assert DTYPES["fp32"].tolerance < err < DTYPES["bf16"].tolerance
+    assert validate(torch_decode_step(512, 8, "fp32", "cpu")) < DTYPES["fp32"].tolerance
 
 
 @pytest.mark.skipif(not HAS_FP8, reason=f"torch {torch.__version__} has no float8 _scaled_mm")
@@ -85,7 +86,7 @@ def test_fp8_path_through_scaled_mm_on_cpu():
         pytest.skip(f"fp8 _scaled_mm unavailable on this CPU build: {exc}")
     assert step.itemsize == 1 and step.out_itemsize == 2 and len(step.w_scales) == len(step.pool)
     err = validate(step)
-    assert 0 < err < TOLERANCE["fp8"]
+    assert 0 < err < DTYPES["fp8"].tolerance
     y = step()
     assert y.dtype == torch.bfloat16
     with pytest.raises(BackendUnavailable, match="divisible by 16"):

@@ -13,33 +13,10 @@ no torch import when torch is not installed.
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
 
 from ..errors import BackendUnavailable, BadInput
+from ..model.dtypes import DTYPES, STEPS
 from .numpy_step import Regime
-
-
-@dataclass(frozen=True)
-class Dtype:
-    """A weight dtype: its storage bytes per parameter and what it means."""
-
-    name: str
-    bytes_per_param: int
-    numpy: str | None
-    meaning: str
-
-
-DTYPES: dict[str, Dtype] = {
-    d.name: d
-    for d in (
-        Dtype("fp64", 8, "float64", "IEEE float64"),
-        Dtype("fp32", 4, "float32", "IEEE float32; on CUDA with TF32 off"),
-        Dtype("tf32", 4, None, "float32 storage, TF32 tensor-core math (CUDA, compute capability ≥ 8.0)"),
-        Dtype("bf16", 2, None, "bfloat16, float32 accumulation"),
-        Dtype("fp16", 2, None, "IEEE float16"),
-        Dtype("fp8", 1, None, "float8 e4m3 with per-tensor float32 scales, bf16 output (torch._scaled_mm)"),
-    )
-}
 
 #: The dtypes each backend offers, in the order the suite lists them.
 BACKENDS: dict[str, tuple[str, ...]] = {
@@ -47,17 +24,16 @@ BACKENDS: dict[str, tuple[str, ...]] = {
     "torch-cpu": ("fp32", "bf16"),
     "torch-cuda": ("fp32", "tf32", "bf16", "fp16", "fp8"),
 }
-
-#: Minimum CUDA compute capability per dtype on torch-cuda.
-CUDA_CAPABILITY = {"tf32": (8, 0), "bf16": (8, 0), "fp8": (8, 9)}
+#: What a GPU run measures by default: every dtype torch-cuda offers.
+GPU_DTYPES = BACKENDS["torch-cuda"]
 
 
 def check_names(backend: str, dtype: str) -> None:
     """BadInput naming the known ones if ``backend`` or ``dtype`` is unknown."""
     if backend not in BACKENDS:
         raise BadInput(f"unknown backend {backend!r} (use one of: {', '.join(BACKENDS)})")
-    if dtype not in DTYPES:
-        raise BadInput(f"unknown dtype {dtype!r} (use one of: {', '.join(DTYPES)})")
+    if dtype not in STEPS:
+        raise BadInput(f"unknown dtype {dtype!r} (use one of: {', '.join(STEPS)})")
 
 
 def _torch():
@@ -91,14 +67,14 @@ def available(backend: str, dtype: str) -> None:
     reason = _cuda_reason(torch)
     if reason:
         raise BackendUnavailable(reason)
-    need = CUDA_CAPABILITY.get(dtype)
+    need = DTYPES[dtype].cuda_capability
     have = torch.cuda.get_device_capability()
     if need and have < need:
         name = torch.cuda.get_device_name()
         raise BackendUnavailable(
             f"{dtype} needs compute capability {need[0]}.{need[1]}; {name} has {have[0]}.{have[1]}"
         )
-    if dtype == "fp8" and not (hasattr(torch, "_scaled_mm") and hasattr(torch, "float8_e4m3fn")):
+    if DTYPES[dtype].scaled and not (hasattr(torch, "_scaled_mm") and hasattr(torch, DTYPES[dtype].torch)):
         raise BackendUnavailable(f"torch {torch.__version__} has no float8_e4m3fn _scaled_mm")
 
 

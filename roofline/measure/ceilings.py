@@ -16,12 +16,10 @@ import numpy as np
 
 from ..errors import BadInput, KernelMismatch
 from ..host import blas_summary, blas_threads, cpu_count, llc_bytes
+from ..model.dtypes import by_numpy
 from ..model.hardware import Hardware
 from .numpy_step import POOL_LLC_MULTIPLE, reference_product, relative_error
 from .pools import check_fits, random_array
-
-#: numpy dtype name → the dtype name a Hardware uses for its peaks.
-PEAK_NAMES = {"float32": "fp32", "float64": "fp64"}
 
 #: Elements per block of the blocked triad: one block of ``a`` stays in L2 between its two passes.
 TRIAD_BLOCK = 131072
@@ -177,8 +175,7 @@ def default_gemm_n(dtype: str) -> int:
 
 def gemm_peak(dtype: str = "float32", n: int | None = None, runs: int = 3) -> GemmPeak:
     """Square C = A·B through numpy's BLAS (the kernels' BLAS); validated, then timed."""
-    if dtype not in PEAK_NAMES:
-        raise BadInput(f"unknown dtype {dtype!r} for the GEMM peak (use float32 or float64)")
+    tol = by_numpy(dtype).tolerance
     n = n or default_gemm_n(dtype)
     if n <= 0 or runs < 1:
         raise BadInput(f"GEMM needs positive n and runs, got n={n}, runs={runs}")
@@ -188,7 +185,6 @@ def gemm_peak(dtype: str = "float32", n: int | None = None, runs: int = 3) -> Ge
     c = random_array((n, n), dtype, seed=13)
     np.matmul(a, b, out=c)  # warm-up, and the result to check
     rows = np.arange(0, n, max(1, n // 64))
-    tol = 1e-4 if dtype == "float32" else 1e-10
     err = relative_error(c[rows], reference_product(a, b, rows))
     if not err <= tol:
         raise KernelMismatch(f"{dtype} GEMM is wrong: relative error {err:.3g} > {tol:g}; no peak reported")
@@ -215,7 +211,7 @@ def hardware_from(bandwidth: Bandwidth, peaks: dict[str, GemmPeak], name: str | 
     host = name or platform.node() or "this machine"
     return Hardware(
         name=host,
-        peak_flops={PEAK_NAMES[d]: p.best for d, p in peaks.items()},
+        peak_flops={by_numpy(d).name: p.best for d, p in peaks.items()},
         bandwidth=bandwidth.best,
         source=f"measured on {host}: {bandwidth.kind} bandwidth, square GEMM ({blas_summary()})",
     )

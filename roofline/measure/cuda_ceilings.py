@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from ..errors import BackendUnavailable, BadInput, KernelMismatch
 from ..host import gpu_facts
+from ..model.dtypes import DTYPES, STEPS
 from ..model.hardware import Hardware
-from .backends import available
+from .backends import GPU_DTYPES, available
 from .ceilings import Bandwidth, Ceilings, GemmPeak
 from .cuda_timing import Device, TorchCuda, time_events
-from .torch_step import TOLERANCE, TORCH_DTYPES, as_float64, import_torch, quantize_fp8, set_tf32
+from .torch_step import as_float64, import_torch, quantize_fp8, set_tf32
 
 #: Square size of the GEMM ceiling: 8192³ keeps an H100-class chip busy for ~1 ms in bf16.
 GEMM_N = 8192
@@ -24,9 +25,6 @@ COPY_MIN_BYTES = 2**31
 
 #: The bandwidth kernel whose best rate is a GPU's bandwidth roof (the CPU's is ``add``).
 GPU_CEILING_KERNEL = "d2d-copy"
-
-#: The dtypes a CUDA ceiling run measures by default.
-GPU_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 
 
 def _library(torch) -> str:
@@ -81,8 +79,8 @@ def gemm_rate(
 
     ``device`` and ``clock`` exist so the logic runs on CPU in tests, as in :func:`copy_bandwidth`.
     """
-    if dtype not in TOLERANCE:
-        raise BadInput(f"unknown dtype {dtype!r} for the GEMM (use one of: {', '.join(TOLERANCE)})")
+    if dtype not in STEPS:
+        raise BadInput(f"unknown dtype {dtype!r} for the GEMM (use one of: {', '.join(STEPS)})")
     if device != "cpu":
         available("torch-cuda", dtype)
     if n <= 0 or n % 16:
@@ -92,7 +90,7 @@ def gemm_rate(
     gen = torch.Generator(device=device).manual_seed(31)
     a32 = torch.rand((n, n), generator=gen, device=device).mul_(2).sub_(1)
     b32 = torch.rand((n, n), generator=gen, device=device).mul_(2).sub_(1)
-    if dtype == "fp8":
+    if DTYPES[dtype].scaled:
         a, sa = quantize_fp8(a32, torch)
         b, sb = quantize_fp8(b32, torch)
         bt = b.t().contiguous().t()  # column-major, as _scaled_mm wants its second operand
@@ -102,7 +100,7 @@ def gemm_rate(
 
         a64, b64 = as_float64(a, sa), as_float64(b, sb)
     else:
-        tdtype = getattr(torch, TORCH_DTYPES[dtype])
+        tdtype = getattr(torch, DTYPES[dtype].torch)
         a, b = a32.to(tdtype), b32.to(tdtype)
         set_tf32(dtype)
 
@@ -114,10 +112,9 @@ def gemm_rate(
     got = fn()
     want = a64[rows] @ b64
     err = float(torch.linalg.norm(got[rows].double() - want)) / (float(torch.linalg.norm(want)) or 1.0)
-    if not err <= TOLERANCE[dtype]:
-        raise KernelMismatch(
-            f"{dtype} GEMM is wrong: relative error {err:.3g} > {TOLERANCE[dtype]:g}; no peak reported"
-        )
+    tol = DTYPES[dtype].tolerance
+    if not err <= tol:
+        raise KernelMismatch(f"{dtype} GEMM is wrong: relative error {err:.3g} > {tol:g}; no peak reported")
     t = time_events(fn, clock, repeats=repeats, warmup=3, min_sample_s=0.02)
     flops = 2.0 * n**3
     return GemmPeak(

@@ -9,15 +9,13 @@ import numpy as np
 
 from ..errors import BackendUnavailable, BadInput, KernelMismatch
 from ..host import llc_bytes
+from ..model.dtypes import by_numpy
 from . import pools
 
 Regime = Literal["dram", "cache"]
 
 #: Each pool in the DRAM regime holds at least this many times the last-level cache.
 POOL_LLC_MULTIPLE = 4
-
-#: Largest relative (Frobenius) error against the float64 reference, per dtype.
-TOLERANCE = {"float32": 1e-4, "float64": 1e-10}
 
 
 @dataclass
@@ -103,7 +101,7 @@ def validate(step: DecodeStep, seed: int = 0) -> float:
     The first matrix of the pool is checked in full, the last on a random sample of rows.
     The rotation is reset afterwards.
     """
-    tol = TOLERANCE[step.dtype]
+    tol = by_numpy(step.dtype).tolerance
     worst = 0.0
     k = len(step.pool)
     step._next = 0

@@ -22,19 +22,15 @@ import numpy as np
 
 from ..errors import BadInput
 from ..host import available_memory_bytes, cpu_count
+from ..model.dtypes import by_numpy
 
 #: Elements per independently seeded chunk.
 CHUNK_ELEMENTS = 2**21
 
-DTYPES: dict[str, type] = {"float32": np.float32, "float64": np.float64}
-
 
 def numpy_dtype(name: str) -> np.dtype:
     """'float32' or 'float64' → numpy dtype; BadInput otherwise."""
-    try:
-        return np.dtype(DTYPES[name])
-    except KeyError:
-        raise BadInput(f"unknown dtype {name!r} for numpy (use one of: {', '.join(DTYPES)})") from None
+    return np.dtype(by_numpy(name).numpy)
 
 
 def cache_dir() -> Path:

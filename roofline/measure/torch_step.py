@@ -17,32 +17,10 @@ from dataclasses import dataclass, field
 
 from ..errors import BackendUnavailable, BadInput, KernelMismatch
 from ..host import llc_bytes
+from ..model.dtypes import DTYPES, STEPS
 from . import pools
 from .numpy_step import POOL_LLC_MULTIPLE, Regime, pool_count
 from .timing import Timing, time_calls
-
-#: Largest relative (Frobenius) error against the float64 reference, per dtype. The reference
-#: is the float64 product of the operands the kernel saw (bf16 values upcast exactly; for fp8
-#: the e4m3 values times their scales), so these bound the kernel's own rounding: accumulation
-#: and the rounding of the output to its dtype (bf16 keeps 8 bits: ~1e-3 typical).
-TOLERANCE = {
-    "fp64": 1e-10,
-    "fp32": 1e-4,
-    "tf32": 5e-3,  # inputs rounded to 10-bit mantissas inside the tensor cores: ~3e-4 typical
-    "bf16": 1e-2,
-    "fp16": 5e-3,
-    "fp8": 3e-2,  # e4m3 operands (exact in the reference), fp32 accumulation, bf16 output
-}
-
-#: torch dtype attribute per roofline dtype name (tf32 stores float32; fp8 is e4m3).
-TORCH_DTYPES = {
-    "fp64": "float64",
-    "fp32": "float32",
-    "tf32": "float32",
-    "bf16": "bfloat16",
-    "fp16": "float16",
-    "fp8": "float8_e4m3fn",
-}
 
 #: Output rows checked against the reference per validated matrix.
 CHECK_ROWS = 512
@@ -119,7 +97,7 @@ class TorchDecodeStep:
 
     @property
     def out_itemsize(self) -> int:
-        return 2 if self.dtype == "fp8" else self.itemsize
+        return 2 if DTYPES[self.dtype].scaled else self.itemsize
 
     @property
     def flops(self) -> float:
@@ -142,7 +120,7 @@ class TorchDecodeStep:
         i = self._next
         self._next = (i + 1) % len(self.pool)
         w = self.pool[i]
-        if self.dtype == "fp8":
+        if DTYPES[self.dtype].scaled:
             torch = import_torch()
             return torch._scaled_mm(
                 self.x, w.t(), scale_a=self.x_scale, scale_b=self.w_scales[i], out_dtype=torch.bfloat16
@@ -211,8 +189,8 @@ def validate(step: TorchDecodeStep, seed: int = 0) -> float:
     The rotation is reset afterwards.
     """
     torch = import_torch()
-    tol = TOLERANCE[step.dtype]
-    x64 = as_float64(step.x, step.x_scale if step.dtype == "fp8" else None)
+    tol = DTYPES[step.dtype].tolerance
+    x64 = as_float64(step.x, step.x_scale if DTYPES[step.dtype].scaled else None)
     gen = torch.Generator().manual_seed(seed)
     rows = torch.randperm(step.n, generator=gen)[:CHECK_ROWS].sort().values.to(step.x.device)
     worst = 0.0
@@ -226,7 +204,7 @@ def validate(step: TorchDecodeStep, seed: int = 0) -> float:
             worst = float("inf")
             break
         w = take_rows(step.pool[i], rows)
-        w64 = as_float64(w, step.w_scales[i] if step.dtype == "fp8" else None)
+        w64 = as_float64(w, step.w_scales[i] if DTYPES[step.dtype].scaled else None)
         want = x64 @ w64.T
         diff = got[:, rows].to(torch.float64) - want
         denom = float(torch.linalg.norm(want)) or 1.0
@@ -242,7 +220,7 @@ def validate(step: TorchDecodeStep, seed: int = 0) -> float:
 
 
 def _cpu_pool(n: int, count: int, dtype: str, seed: int, llc: int, torch):
-    """From the shared float32 pool (:func:`roofline.measure.step.pools.weight_pool`): zero-copy for fp32.
+    """From the shared float32 pool (:func:`roofline.measure.pools.weight_pool`): zero-copy for fp32.
 
     Narrower dtypes need more matrices than the float32 pool of the same bytes holds; matrix
     i is converted from float32 matrix i mod that count, so the shared file never grows past
@@ -257,10 +235,10 @@ def _cpu_pool(n: int, count: int, dtype: str, seed: int, llc: int, torch):
         base = torch.from_numpy(shared)
     if dtype in ("fp32", "tf32"):
         return base, ()
-    if dtype == "fp8":
+    if DTYPES[dtype].scaled:
         pairs = [quantize_fp8(base[i % source], torch) for i in range(count)]
         return torch.stack([p[0] for p in pairs]), tuple(p[1] for p in pairs)
-    tdtype = getattr(torch, TORCH_DTYPES[dtype])
+    tdtype = getattr(torch, DTYPES[dtype].torch)
     pool = torch.empty((count, n, n), dtype=tdtype)
     for i in range(count):
         pool[i].copy_(base[i % source])
@@ -270,12 +248,12 @@ def _cpu_pool(n: int, count: int, dtype: str, seed: int, llc: int, torch):
 def _cuda_pool(n: int, count: int, dtype: str, seed: int, device: str, torch):
     """Uniform [-1, 1) values drawn on the device by a seeded generator, written before timing."""
     gen = torch.Generator(device=device).manual_seed(seed)
-    tdtype = getattr(torch, TORCH_DTYPES[dtype])
+    tdtype = getattr(torch, DTYPES[dtype].torch)
     pool = torch.empty((count, n, n), dtype=tdtype, device=device)
     scales = []
     for i in range(count):
         w = torch.rand((n, n), generator=gen, device=device, dtype=torch.float32).mul_(2).sub_(1)
-        if dtype == "fp8":
+        if DTYPES[dtype].scaled:
             q, s = quantize_fp8(w, torch)
             pool[i].copy_(q)
             scales.append(s)
@@ -308,19 +286,19 @@ def torch_decode_step(
     builds any pair torch can run (fp8 on CPU too, where torch has ``_scaled_mm`` there).
     """
     _check_shape(n, batch)
-    if dtype not in TOLERANCE:
-        raise BadInput(f"unknown dtype {dtype!r} for torch (use one of: {', '.join(TOLERANCE)})")
+    if dtype not in STEPS:
+        raise BadInput(f"unknown dtype {dtype!r} for torch (use one of: {', '.join(STEPS)})")
     if regime not in ("dram", "cache"):
         raise BadInput(f"unknown regime {regime!r} (use 'dram' or 'cache')")
     torch = import_torch()
     if device != "cpu" and not torch.cuda.is_available():
         raise BackendUnavailable(f"torch {torch.__version__} sees no CUDA device")
-    if dtype == "fp8":
-        if not hasattr(torch, "_scaled_mm") or not hasattr(torch, "float8_e4m3fn"):
+    if DTYPES[dtype].scaled:
+        if not hasattr(torch, "_scaled_mm") or not hasattr(torch, DTYPES[dtype].torch):
             raise BackendUnavailable(f"torch {torch.__version__} has no float8_e4m3fn _scaled_mm")
         if n % 16:
             raise BackendUnavailable(f"fp8 through torch._scaled_mm needs n divisible by 16, got n={n}")
-    tdtype = getattr(torch, TORCH_DTYPES[dtype])
+    tdtype = getattr(torch, DTYPES[dtype].torch)
     itemsize = torch.empty((), dtype=tdtype).element_size()
     llc = cache if cache is not None else cache_bytes(device)[0]
     count = pool_count(n, itemsize, llc, POOL_LLC_MULTIPLE) if regime == "dram" else 1
@@ -338,7 +316,7 @@ def torch_decode_step(
         gen = torch.Generator(device=device).manual_seed(seed + 1)
         x32 = torch.rand((batch, n), generator=gen, device=device, dtype=torch.float32).mul_(2).sub_(1)
     x_scale = None
-    if dtype == "fp8":
+    if DTYPES[dtype].scaled:
         x, x_scale = quantize_fp8(x32, torch)
     else:
         x = x32.to(tdtype)
@@ -358,7 +336,7 @@ def torch_decode_step(
     except BackendUnavailable:
         raise
     except RuntimeError as exc:
-        if dtype != "fp8":
+        if not DTYPES[dtype].scaled:
             raise
         # _scaled_mm has shape and hardware rules of its own: a refusal means absent here, not wrong.
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -24,18 +24,16 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import BadInput
+from .dtypes import DTYPES, PEAKS
 from .hardware import Hardware
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.toml")
-
-#: Dtype names a peak may have (as in :class:`~roofline.model.hardware.Hardware`).
-DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 
 #: Peaks that must not decrease along this chain, where present.
 ORDERED = ("tf32", "bf16", "fp8")
 
 #: The unit each figure must be written in (after its SI prefix).
-UNITS = {**{d: "FLOP/s" for d in DTYPES if d != "int8"}, "int8": "OP/s", "bandwidth": "B/s", "memory": "B"}
+UNITS = {**{d: DTYPES[d].peak_unit for d in PEAKS}, "bandwidth": "B/s", "memory": "B"}
 
 _PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
@@ -123,7 +121,7 @@ def _device(entry: object, index: int, origin: str) -> Hardware:
     for required in ("bandwidth", "memory"):
         if required not in figures:
             raise BadInput(f"{label}: missing the {required} figure")
-    peaks = {d: float(figures[d]["value"]) for d in DTYPES if d in figures}
+    peaks = {d: float(figures[d]["value"]) for d in PEAKS if d in figures}
     if not peaks:
         raise BadInput(f"{label}: no peak FLOP/s for any dtype")
     present = [d for d in ORDERED if d in peaks]

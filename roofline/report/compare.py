@@ -13,14 +13,13 @@ from ..errors import BadInput
 from ..measure.ceilings import CEILING_KERNEL
 from ..model.arithmetic import crossover_batch, gemm_intensity
 from ..model.catalogue import lookup, match_host
+from ..model.dtypes import SUITE
 from ..model.hardware import Hardware
 from ..suite.machine_file import read_measured
 from ..suite.names import BANDWIDTH_CEILING, DECODE_TRACKS, OBSERVED_CROSSOVER, PEAK_CEILING, PREDICTED_CROSSOVER
 from ..suite.results import MachineResults, Results, Run
 from ..units import NA, si, sig, table
 
-#: The suite's kernels run float32: the compute roof is the fp32 peak, 4 bytes per weight.
-KERNEL_DTYPE, PEAK_NAME, BYTES_PER_WEIGHT = "float32", "fp32", 4
 #: The ceilings are measured on the CPU: a datasheet is compared only for these catalogue kinds.
 BANDWIDTH_KINDS = ("cpu", "soc")
 PEAK_KINDS = ("cpu",)  # an Apple SoC's published FP32 rate is its GPU's
@@ -63,7 +62,7 @@ class MachineSummary:
     def measured(self) -> Hardware | None:
         if not (self.peak and self.bandwidth):
             return None
-        return Hardware(self.machine, {PEAK_NAME: self.peak}, self.bandwidth, source="measured")
+        return Hardware(self.machine, {SUITE.name: self.peak}, self.bandwidth, source="measured")
 
     def bandwidth_fraction(self) -> float | None:
         hw = self.datasheet
@@ -75,15 +74,15 @@ class MachineSummary:
         hw = self.datasheet
         if hw is None or self.peak is None or hw.extra.get("kind") not in PEAK_KINDS:
             return None
-        return self.peak / hw.peak_flops[PEAK_NAME] if PEAK_NAME in hw.peak_flops else None
+        return self.peak / hw.peak_flops[SUITE.name] if SUITE.name in hw.peak_flops else None
 
     def datasheet_roofline_fraction(self, n: int, batch: int, gflops: float | None) -> float | None:
         """Achieved / the datasheet roofline at this point's exact intensity (CPU datasheets only)."""
         hw = self.datasheet
         if gflops is None or self.peak_fraction() is None or hw is None:
             return None
-        ai = gemm_intensity(n, batch, BYTES_PER_WEIGHT)
-        return gflops * 1e9 / min(hw.peak_flops[PEAK_NAME], ai * hw.bandwidth)
+        ai = gemm_intensity(n, batch, SUITE.bytes)
+        return gflops * 1e9 / min(hw.peak_flops[SUITE.name], ai * hw.bandwidth)
 
     def as_dict(self) -> dict[str, object]:
         decode = {
@@ -147,9 +146,9 @@ def summarize_run(machine: MachineResults, commit: str, warnings: list[str]) -> 
         s.bandwidth, s.bandwidth_from = bw * 1e9, f"{BANDWIDTH_CEILING} ({CEILING_KERNEL})"
     elif saved["measured_bandwidth"] is not None:
         s.bandwidth, s.bandwidth_from = saved["measured_bandwidth"], FROM_MACHINE_FILE
-    peak = _only(run, PEAK_CEILING, dtype=KERNEL_DTYPE)
+    peak = _only(run, PEAK_CEILING, dtype=SUITE.numpy)
     if peak is not None:
-        s.peak, s.peak_from = peak * 1e9, f"{PEAK_CEILING} ({KERNEL_DTYPE})"
+        s.peak, s.peak_from = peak * 1e9, f"{PEAK_CEILING} ({SUITE.numpy})"
     elif saved["measured_peak_fp32"] is not None:
         s.peak, s.peak_from = saved["measured_peak_fp32"], FROM_MACHINE_FILE
     s.observed_crossover = run.points(OBSERVED_CROSSOVER)
@@ -157,7 +156,7 @@ def summarize_run(machine: MachineResults, commit: str, warnings: list[str]) -> 
     if predicted is not None:
         s.predicted_crossover, s.predicted_from = predicted, PREDICTED_CROSSOVER
     elif s.measured is not None:
-        s.predicted_crossover = crossover_batch(s.measured, BYTES_PER_WEIGHT, PEAK_NAME)
+        s.predicted_crossover = crossover_batch(s.measured, SUITE.bytes, SUITE.name)
         s.predicted_from = "measured ceilings, float32 weights"
     for regime, track in DECODE_TRACKS.items():
         points = {}

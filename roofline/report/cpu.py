@@ -10,11 +10,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..measure.ceilings import CEILING_KERNEL, PEAK_NAMES, Ceilings
+from ..measure.ceilings import CEILING_KERNEL, Ceilings
 from ..measure.step import DecodeMeasurement
 from ..measure.sweep import SWEEP_BATCHES, SWEEP_N
 from ..model import guards
 from ..model.arithmetic import arithmetic_intensity, crossover_batch, gemm_intensity, ridge_point
+from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import H100, Hardware
 from ..model.knee import fit_knee
 from ..model.regimes import overhead_bound_n
@@ -48,7 +49,7 @@ def lab_section(hw: Hardware = H100, dtype: str = "bf16", bytes_per_param: float
 def decode_row(point: Mapping[str, object], hw: Hardware | None, peak_name: str) -> dict[str, object]:
     """One measured (n, batch) with its exact intensity, the attainable roof and the fraction reached."""
     n, b = int(point["n"]), int(point["batch"])
-    itemsize = 8 if point.get("dtype") == "float64" else 4
+    itemsize = by_numpy(str(point.get("dtype"))).bytes
     row = {k: point.get(k) for k in ("n", "batch", "dtype", "regime", "seconds", "gflops", "gbps", "spread")}
     row["intensity"] = gemm_intensity(n, b, itemsize)
     row["single_call_seconds"] = point.get("single_call_seconds")
@@ -70,7 +71,7 @@ def build_report(
     sweep: Mapping[str, object] | None = None,
     source: str = "measured live",
     datasheet: Hardware | None = None,
-    dtype: str = "float32",
+    dtype: str = SUITE.numpy,
     overhead: Mapping[str, object] | None = None,
 ) -> dict[str, object]:
     """Assemble the report dict from plain data (live measurements or asv results alike).
@@ -79,8 +80,7 @@ def build_report(
     ``decode``/``cache_resident``: DecodeMeasurement dicts. ``sweep``: {"n", "points": [...]}.
     ``overhead``: {"single_call_seconds", "amortized_seconds"} of a tiny step (the third roof).
     """
-    peak_name = PEAK_NAMES[dtype]
-    itemsize = 8 if dtype == "float64" else 4
+    peak_name, itemsize = by_numpy(dtype).name, by_numpy(dtype).bytes
     warnings: list[str] = []
     hw = None
     ceil_out: dict[str, object] | None = None
@@ -91,7 +91,7 @@ def build_report(
         if roof and peaks:
             hw = Hardware(
                 name=str(facts.get("host") or "this machine"),
-                peak_flops={PEAK_NAMES[d]: p for d, p in peaks.items()},
+                peak_flops={by_numpy(d).name: p for d, p in peaks.items()},
                 bandwidth=roof,
                 source="measured",
             )
@@ -275,7 +275,7 @@ def measure_report(
         elif kind == "overhead":
             from ..measure.overhead import measure_overhead
 
-            overhead = measure_overhead("numpy", "fp32").as_dict()
+            overhead = measure_overhead("numpy", SUITE.name).as_dict()
         else:
             try:
                 m = measure_step(decode_step(n, b, regime="cache" if kind == "cache" else "dram"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import BadInput
+from ..model.dtypes import SUITE
 from ..suite.names import BANDWIDTH_CEILING, DECODE_CLASSES, OBSERVED_CROSSOVER, OVERHEAD, PEAK_CEILING
 from ..suite.results import Results, Run, read_results
 from .cpu import build_report
@@ -39,7 +40,7 @@ def _decode_points(run: Run, cls: str, regime: str) -> list[dict[str, object]]:
             {
                 "n": n,
                 "batch": batch,
-                "dtype": "float32",
+                "dtype": SUITE.numpy,
                 "regime": regime,
                 "seconds": seconds,
                 "gflops": gflops,

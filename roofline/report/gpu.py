@@ -13,13 +13,14 @@ from collections.abc import Callable, Sequence
 
 from ..errors import BackendUnavailable
 from ..host import gpu_clocks, gpu_facts, host_facts
-from ..measure.backends import DTYPES, available, build_step
-from ..measure.cuda_ceilings import GEMM_N, GPU_DTYPES, measure_gpu_ceilings
+from ..measure.backends import GPU_DTYPES, available, build_step
+from ..measure.cuda_ceilings import GEMM_N, measure_gpu_ceilings
 from ..measure.overhead import measure_overhead
 from ..measure.step import measure_step
-from ..measure.torch_step import TOLERANCE, import_torch
+from ..measure.torch_step import import_torch
 from ..model import regimes
 from ..model.arithmetic import crossover_batch
+from ..model.dtypes import DTYPES, STEPS
 from ..model.knee import fit_knee
 
 SCHEMA = "roofline.gpu/1"
@@ -93,7 +94,7 @@ def gpu_roofline(
             for b in decode_batches:
                 point(dtype, n, b)
 
-    bpp = DTYPES[sweep_dtype].bytes_per_param
+    bpp = DTYPES[sweep_dtype].bytes
     predicted = crossover_batch(hw, bpp, sweep_dtype) if sweep_dtype in hw.peak_flops else None
     observed = {str(s["n"]): s["knee"]["batch"] for s in sweeps if s["knee"]}
     clocks_end = gpu_clocks()
@@ -101,7 +102,7 @@ def gpu_roofline(
         "schema": SCHEMA,
         "machine": {**facts, "clocks_start": clocks_start, "clocks_end": clocks_end},
         "host": host_facts(),
-        "tolerances": dict(TOLERANCE),
+        "tolerances": {d: DTYPES[d].tolerance for d in STEPS},
         "ceilings": ceilings.as_dict(),
         "overhead": {
             **overhead.as_dict(),

@@ -13,8 +13,9 @@ from pathlib import Path
 
 from ..errors import BadInput
 from ..model.arithmetic import gemm_intensity
+from ..model.dtypes import SUITE
 from ..model.hardware import H100
-from .compare import BYTES_PER_WEIGHT, MachineSummary
+from .compare import MachineSummary
 
 FORMATS = (".png", ".svg")
 
@@ -111,9 +112,7 @@ def plot_overlay(summaries: list[MachineSummary], path: Path) -> Path:
     """Draw every machine in ``summaries`` into one figure at ``path`` (format from its suffix)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 5.5), layout="constrained")
-    intensities = [
-        gemm_intensity(n, b, BYTES_PER_WEIGHT) for s in summaries for pts in s.decode.values() for (n, b) in pts
-    ]
+    intensities = [gemm_intensity(n, b, SUITE.bytes) for s in summaries for pts in s.decode.values() for (n, b) in pts]
     ridges = [s.ridge for s in summaries if s.ridge]
     lo = min([*intensities, *ridges, 1.0]) / 4
     hi = max([*intensities, *ridges, 1.0]) * 4
@@ -131,7 +130,7 @@ def plot_overlay(summaries: list[MachineSummary], path: Path) -> Path:
             )
             drawn += 1
         for regime, points in s.decode.items():
-            xy = [(gemm_intensity(n, b, BYTES_PER_WEIGHT), v) for (n, b), v in sorted(points.items()) if v]
+            xy = [(gemm_intensity(n, b, SUITE.bytes), v) for (n, b), v in sorted(points.items()) if v]
             if not xy:
                 continue
             hollow = regime != "DRAM"

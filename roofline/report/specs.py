@@ -7,23 +7,23 @@ Crossover batch = peak / bandwidth · bytes_per_param / 2, for weights of 2 byte
 from __future__ import annotations
 
 from ..model.arithmetic import crossover_batch, ridge_point
-from ..model.catalogue import DTYPES
+from ..model.dtypes import DTYPES, PEAKS
 from ..model.hardware import Hardware
 from ..units import si, sig, table
 
 #: Weight formats a decode step may read, and their bytes per parameter.
-BYTES_PER_PARAM = {"bf16": 2.0, "fp8": 1.0, "int4": 0.5}
+BYTES_PER_PARAM = {w: DTYPES[w].bytes for w in ("bf16", "fp8", "int4")}
 
 
 def device_specs(hw: Hardware) -> dict[str, object]:
     """One device as a JSON-ready dict: figures, sources, and per dtype its ridge and crossovers."""
     figures = hw.extra.get("figures", {})
     dtypes = {}
-    for dtype in (d for d in DTYPES if d in hw.peak_flops):
+    for dtype in (d for d in PEAKS if d in hw.peak_flops):
         fig = figures.get(dtype, {})
         dtypes[dtype] = {
             "peak": hw.peak_flops[dtype],
-            "unit": "OP/s" if dtype == "int8" else "FLOP/s",
+            "unit": DTYPES[dtype].peak_unit,
             "ridge_flop_per_byte": ridge_point(hw, dtype),
             "crossover_batch": {w: crossover_batch(hw, b, dtype) for w, b in BYTES_PER_PARAM.items()},
             "source": fig.get("source", hw.source),

@@ -25,6 +25,7 @@ from ..measure.step import DecodeMeasurement, measure_step
 from ..measure.sweep import SWEEP_BATCHES, sweep
 from ..model import guards
 from ..model.arithmetic import gemm_intensity, roofline_fraction
+from ..model.dtypes import SUITE
 from . import params
 
 
@@ -33,7 +34,7 @@ def _warn(lines: list[str]) -> None:
         print(f"roofline: warning: {line}", file=sys.stderr)
 
 
-def decode_setup(n: int, batch: int, regime: Regime = "dram", dtype: str = "float32") -> DecodeStep:
+def decode_setup(n: int, batch: int, regime: Regime = "dram", dtype: str = SUITE.numpy) -> DecodeStep:
     """Build and validate a decode step; print the guards that apply to it."""
     step = decode_step(n, batch, dtype, regime)
     if regime == "dram":
@@ -52,7 +53,7 @@ def decode_gbps(step: DecodeStep) -> float:
 
 def suite_ceilings() -> Ceilings:
     """The ceilings the roofline-fraction tracks divide by (measured once per asv run)."""
-    return measure_ceilings(dtypes=("float32",), kinds=(CEILING_KERNEL,))
+    return measure_ceilings(dtypes=(SUITE.numpy,), kinds=(CEILING_KERNEL,))
 
 
 def decode_roofline_fraction(step: DecodeStep, ceilings: Ceilings) -> float:
@@ -61,9 +62,9 @@ def decode_roofline_fraction(step: DecodeStep, ceilings: Ceilings) -> float:
     hw = ceilings.hardware
     label = f"n={step.n} batch={step.batch}"
     _warn(guards.above_ceiling(m.gbps, hw.bandwidth / 1e9, f"{label} bandwidth", "GB/s"))
-    _warn(guards.above_ceiling(m.gflops, hw.peak("fp32") / 1e9, f"{label} FLOP rate", "GFLOP/s"))
+    _warn(guards.above_ceiling(m.gflops, hw.peak(SUITE.name) / 1e9, f"{label} FLOP rate", "GFLOP/s"))
     intensity = gemm_intensity(step.n, step.batch, step.itemsize)
-    return float(roofline_fraction(m.gflops * 1e9, hw, intensity, "fp32"))
+    return float(roofline_fraction(m.gflops * 1e9, hw, intensity, SUITE.name))
 
 
 def bandwidth_gbps(kind: str) -> float:
@@ -93,7 +94,7 @@ def predicted_crossover() -> float:
     from ..model.arithmetic import crossover_batch
 
     c = suite_ceilings()
-    return float(crossover_batch(c.hardware, 4, "fp32"))
+    return float(crossover_batch(c.hardware, SUITE.bytes, SUITE.name))
 
 
 # ---- backends and the GPU (benchmarks/backends.py) ------------------------------------------

@@ -24,6 +24,7 @@ from pathlib import Path
 from ..errors import BadInput
 from ..measure.ceilings import Ceilings
 from ..model.catalogue import match_host, parse_figure
+from ..model.dtypes import SUITE
 from ..units import si
 
 #: The keys asv's own `asv machine` writes.
@@ -57,7 +58,7 @@ def measured_keys(ceilings: Ceilings | None) -> dict[str, str]:
     """The measured-ceiling keys from :func:`roofline.measure.ceilings.measure_ceilings`, or 'not measured'."""
     if ceilings is None:
         return {key: NOT_MEASURED for key in MEASURED_KEYS}
-    peak = ceilings.hardware.peak_flops.get("fp32")
+    peak = ceilings.hardware.peak_flops.get(SUITE.name)
     return {
         "measured_bandwidth": si(ceilings.hardware.bandwidth, "B/s"),
         "measured_peak_fp32": si(peak, "FLOP/s") if peak else NOT_MEASURED,

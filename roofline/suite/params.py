@@ -12,6 +12,8 @@ import os
 
 from ..errors import BadInput
 from ..host import gpu_present
+from ..measure.backends import GPU_DTYPES
+from ..model.dtypes import STEPS
 
 DEFAULT_N = (2048, 8192)
 DEFAULT_BATCH = (1, 8, 64, 512)
@@ -84,19 +86,16 @@ GPU_BATCH = (1, 8, 64, 128, 192, 256, 512, 4096)
 #: Without a GPU every CUDA combination is skipped; one point per dtype records why.
 NO_GPU_N = (8192,)
 NO_GPU_BATCH = (1,)
-GPU_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 
 
 def dtypes_from(text: str, name: str) -> tuple[str, ...]:
     """'bf16, fp8' → ('bf16', 'fp8'); BadInput naming ``name`` on an unknown dtype."""
-    from ..measure.backends import DTYPES
-
     items = [p.strip() for p in text.split(",")]
     if not text.strip() or any(not p for p in items):
         raise BadInput(f"{name} must be a comma-separated list of dtypes, got {text!r}")
     for p in items:
-        if p not in DTYPES:
-            raise BadInput(f"{name}: unknown dtype {p!r} (use: {', '.join(DTYPES)})")
+        if p not in STEPS:
+            raise BadInput(f"{name}: unknown dtype {p!r} (use: {', '.join(STEPS)})")
     return tuple(dict.fromkeys(items))
 
 

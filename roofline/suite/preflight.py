@@ -9,7 +9,8 @@ from pathlib import Path
 from ..errors import BadInput
 from ..host import llc_bytes
 from ..measure.numpy_step import pool_count
-from ..measure.pools import check_fits, numpy_dtype
+from ..measure.pools import check_fits
+from ..model.dtypes import SUITE
 from . import params
 
 
@@ -32,7 +33,7 @@ def preflight(results: Path = Path(".asv/results")) -> list[str]:
     sizes, batches, cache_sizes = params.sizes(), params.batches(), params.cache_sizes()
     params.sweep_n()
     llc, source = llc_bytes()
-    itemsize = numpy_dtype("float32").itemsize
+    itemsize = SUITE.bytes
     largest = max(pool_count(n, itemsize, llc) * n * n * itemsize for n in sizes)
     check_fits(largest, f"the DRAM weight pool ({max(sizes)}×{max(sizes)} float32)")
     check_results_dir(results)
