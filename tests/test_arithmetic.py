@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from roofline.errors import BadInput
 from roofline.model.arithmetic import (
     arithmetic_intensity,
-    attainable_flops,
+    attainable,
     bound_at,
     crossover_batch,
     gemm_intensity,
@@ -39,8 +39,8 @@ def test_intensity_definition():
 
 
 def test_attainable_is_the_roofline():
-    assert attainable_flops(H100, 1.0) == pytest.approx(3.35e12)
-    assert attainable_flops(H100, 1e6) == pytest.approx(990e12)
+    assert attainable(H100, 1.0) == pytest.approx(3.35e12)
+    assert attainable(H100, 1e6) == pytest.approx(990e12)
     assert roofline_fraction(3.35e12 / 2, H100, 1.0) == pytest.approx(0.5)
 
 
@@ -79,7 +79,7 @@ def test_exact_intensity_tends_to_weight_only_as_n_grows(b, bytes_):
 )
 def test_attainable_is_min_of_the_roofs(peak, bw, ai):
     hw = Hardware("x", {"bf16": peak}, bw)
-    got = attainable_flops(hw, ai)
+    got = attainable(hw, ai)
     assert got <= peak * (1 + 1e-12) and got <= ai * bw * (1 + 1e-12)
     assert math.isclose(got, min(peak, ai * bw), rel_tol=1e-12)
 

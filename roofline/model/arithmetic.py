@@ -53,17 +53,21 @@ def crossover_batch(hw: Hardware, bytes_per_param: float = 2, dtype: str = "bf16
     return ridge_point(hw, dtype) * _positive("bytes_per_param", bytes_per_param) / 2
 
 
-def attainable_flops(hw: Hardware, intensity: float, dtype: str = "bf16") -> float:
-    """The roofline: min(peak, intensity · bandwidth) in FLOP/s."""
+def attainable(hw: Hardware, intensity: float, dtype: str = "bf16") -> float:
+    """The roofline: min(peak, intensity · bandwidth) in FLOP/s. Every roof drawn or divided by is this."""
     return min(hw.peak(dtype), _positive("intensity", intensity) * hw.bandwidth)
 
 
-def bound_at(hw: Hardware, batch: float, bytes_per_param: float = 2, dtype: str = "bf16") -> Bound:
+def bound(hw: Hardware, intensity: float, dtype: str = "bf16") -> Bound:
     """ "bandwidth" below the ridge, "compute" at or above it."""
-    ai = arithmetic_intensity(batch, bytes_per_param)
-    return "bandwidth" if ai < ridge_point(hw, dtype) else "compute"
+    return "bandwidth" if intensity < ridge_point(hw, dtype) else "compute"
+
+
+def bound_at(hw: Hardware, batch: float, bytes_per_param: float = 2, dtype: str = "bf16") -> Bound:
+    """The bound of a decode step at ``batch``: :func:`bound` at its intensity."""
+    return bound(hw, arithmetic_intensity(batch, bytes_per_param), dtype)
 
 
 def roofline_fraction(achieved_flops: float, hw: Hardware, intensity: float, dtype: str = "bf16") -> float:
     """Achieved FLOP/s as a fraction of the attainable roofline at ``intensity``."""
-    return _positive("achieved FLOP/s", achieved_flops) / attainable_flops(hw, intensity, dtype)
+    return _positive("achieved FLOP/s", achieved_flops) / attainable(hw, intensity, dtype)

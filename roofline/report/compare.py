@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from ..errors import BadInput
 from ..measure.ceilings import CEILING_KERNEL
-from ..model.arithmetic import crossover_batch, gemm_intensity
+from ..model.arithmetic import attainable, crossover_batch, gemm_intensity
 from ..model.catalogue import lookup, match_host
 from ..model.dtypes import SUITE
 from ..model.hardware import Hardware
@@ -81,8 +81,7 @@ class MachineSummary:
         hw = self.datasheet
         if gflops is None or self.peak_fraction() is None or hw is None:
             return None
-        ai = gemm_intensity(n, batch, SUITE.bytes)
-        return gflops * 1e9 / min(hw.peak_flops[SUITE.name], ai * hw.bandwidth)
+        return gflops * 1e9 / attainable(hw, gemm_intensity(n, batch, SUITE.bytes), SUITE.name)
 
     def as_dict(self) -> dict[str, object]:
         decode = {

@@ -14,7 +14,15 @@ from ..measure.ceilings import CEILING_KERNEL, Ceilings
 from ..measure.step import DecodeMeasurement
 from ..measure.sweep import SWEEP_BATCHES, SWEEP_N
 from ..model import guards
-from ..model.arithmetic import arithmetic_intensity, crossover_batch, gemm_intensity, ridge_point
+from ..model.arithmetic import (
+    arithmetic_intensity,
+    attainable,
+    bound,
+    bound_at,
+    crossover_batch,
+    gemm_intensity,
+    ridge_point,
+)
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import H100, Hardware
 from ..model.knee import fit_knee
@@ -39,7 +47,7 @@ def lab_section(hw: Hardware = H100, dtype: str = "bf16", bytes_per_param: float
             {
                 "batch": b,
                 "intensity": arithmetic_intensity(b, bytes_per_param),
-                "bound": "bandwidth" if arithmetic_intensity(b, bytes_per_param) < ridge else "compute",
+                "bound": bound_at(hw, b, bytes_per_param, dtype),
             }
             for b in LAB_BATCHES
         ],
@@ -54,10 +62,10 @@ def decode_row(point: Mapping[str, object], hw: Hardware | None, peak_name: str)
     row["intensity"] = gemm_intensity(n, b, itemsize)
     row["single_call_seconds"] = point.get("single_call_seconds")
     if hw is not None and peak_name in hw.peak_flops and point.get("gflops"):
-        attainable = min(hw.peak(peak_name), row["intensity"] * hw.bandwidth)
-        row["attainable_gflops"] = attainable / 1e9
-        row["roofline_fraction"] = float(point["gflops"]) * 1e9 / attainable
-        row["bound"] = "bandwidth" if row["intensity"] < ridge_point(hw, peak_name) else "compute"
+        roof = attainable(hw, row["intensity"], peak_name)
+        row["attainable_gflops"] = roof / 1e9
+        row["roofline_fraction"] = float(point["gflops"]) * 1e9 / roof
+        row["bound"] = bound(hw, row["intensity"], peak_name)
     else:
         row["attainable_gflops"] = row["roofline_fraction"] = row["bound"] = None
     return row

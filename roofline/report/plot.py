@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import BadInput
-from ..model.arithmetic import gemm_intensity
+from ..model.arithmetic import attainable, gemm_intensity
 from ..model.dtypes import SUITE
-from ..model.hardware import H100
+from ..model.hardware import H100, Hardware
 from .compare import MachineSummary
 
 FORMATS = (".png", ".svg")
@@ -37,8 +37,8 @@ def check_plot_path(path: Path) -> None:
         raise BadInput(f"unsupported plot format {path.suffix or '(none)'!r} for {path}: use .png or .svg")
 
 
-def _roof(ax, peak: float, bandwidth: float, xs: Sequence[float], label: str, **style) -> None:
-    ax.plot(xs, [min(peak, x * bandwidth) for x in xs], label=label, **style)
+def _roof(ax, hw: Hardware, dtype: str, xs: Sequence[float], label: str, scale: float = 1.0, **style) -> None:
+    ax.plot(xs, [attainable(hw, x, dtype) / scale for x in xs], label=label, **style)
 
 
 def plot_report(reports: Sequence[Mapping[str, object]], path: Path, title: str | None = None) -> Path:
@@ -52,7 +52,7 @@ def plot_report(reports: Sequence[Mapping[str, object]], path: Path, title: str 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
     xs = [2 ** (i / 8) for i in range(-24, 8 * 12)]  # 1/8 .. 4096 FLOP/byte
-    _roof(ax, H100.peak("bf16"), H100.bandwidth, xs, f"{H100.name} datasheet, bf16", color="0.6", ls="--")
+    _roof(ax, H100, "bf16", xs, f"{H100.name} datasheet, bf16", color="0.6", ls="--")
     markers = "osD^vP*X"
     for i, rep in enumerate(reports):
         host = rep.get("machine", {}).get("host") or f"machine {i + 1}"
@@ -63,8 +63,8 @@ def plot_report(reports: Sequence[Mapping[str, object]], path: Path, title: str 
             if roof:
                 _roof(
                     ax,
-                    peak * 1e9,
-                    roof * 1e9,
+                    Hardware(host, {dtype: peak * 1e9}, roof * 1e9),
+                    dtype,
                     xs,
                     f"{host}: {dtype} roof (measured)",
                     color=color,
@@ -121,9 +121,12 @@ def plot_overlay(summaries: list[MachineSummary], path: Path) -> Path:
         color = f"C{i % 10}"
         if s.peak and s.bandwidth:
             xs = [lo, s.ridge, hi]
-            ax.plot(
+            _roof(
+                ax,
+                s.measured,
+                SUITE.name,
                 xs,
-                [min(s.peak, x * s.bandwidth) / 1e9 for x in xs],
+                scale=1e9,
                 color=color,
                 lw=1.8,
                 label=f"{s.machine} roofline ({s.bandwidth / 1e9:.3g} GB/s, {s.peak / 1e9:.3g} GFLOP/s)",
