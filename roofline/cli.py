@@ -12,9 +12,13 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .errors import BadInput, RooflineError
+
+if TYPE_CHECKING:
+    from .report.cpu import Report
 
 
 class _Parser(argparse.ArgumentParser):
@@ -141,7 +145,7 @@ def _add_measure_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
-def _report_from_args(args: argparse.Namespace) -> dict:
+def _report_from_args(args: argparse.Namespace) -> Report:
     from .report.cpu import measure_report
     from .suite import params
 
@@ -174,7 +178,7 @@ def _run_report(args: argparse.Namespace) -> int:
         check_plot_path(args.plot)
     report = _report_from_args(args)
     if args.json:
-        emit_json(report)
+        emit_json(report.as_dict())
     else:
         print(render_text(report))
     if args.plot is not None:

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from roofline.report.cpu import SCHEMA, build_report, render_text
+from roofline.report.cpu import SCHEMA, Point, Roofs, build_report, render_text
 
 FACTS = {
     "host": "box",
@@ -13,39 +13,41 @@ FACTS = {
     "llc_bytes": 32 * 2**20,
     "llc_source": "test",
 }
-CEILINGS = {
-    "bandwidth": {
-        "copy": {"best": 40e9, "spread": 1.01},
-        "add": {"best": 25e9, "spread": 1.02},
-        "triad": {"best": 20e9, "spread": 1.5},
-    },
-    "peaks": {"float32": {"best": 300e9}, "float64": {"best": 150e9}},
-}
+ROOFS = Roofs(
+    bandwidth={"copy": 40e9, "add": 25e9, "triad": 20e9},
+    peaks={"float32": 300e9, "float64": 150e9},
+    spreads={"copy": 1.01, "add": 1.02, "triad": 1.5},
+)
 
 
 def point(n, b, seconds, regime="dram", spread=1.05, pool=512 * 2**20):
-    return {
-        "n": n,
-        "batch": b,
-        "dtype": "float32",
-        "regime": regime,
-        "seconds": seconds,
-        "gflops": 2 * n * n * b / seconds / 1e9,
-        "gbps": 4 * (n * n + 2 * n * b) / seconds / 1e9,
-        "spread": spread,
-        "pool_bytes": pool,
-        "single_call_seconds": seconds,
-    }
+    return Point(
+        n=n,
+        batch=b,
+        regime=regime,
+        seconds=seconds,
+        gflops=2 * n * n * b / seconds / 1e9,
+        gbps=4 * (n * n + 2 * n * b) / seconds / 1e9,
+        spread=spread,
+        single_call_seconds=seconds,
+        pool_bytes=pool,
+    )
 
 
 def sample_report(**kw):
-    decode = [point(2048, 1, 0.7e-3), point(2048, 64, 3e-3)]
-    sweep = {"n": 2048, "points": [point(2048, b, max(0.7e-3, b * 0.7e-3 / 24)) for b in (1, 4, 16, 64, 256)]}
-    return build_report(FACTS, CEILINGS, decode, [point(1024, 1, 0.1e-3, "cache", pool=4 * 2**20)], sweep, **kw)
+    return build_report(
+        FACTS,
+        ROOFS,
+        decode=(point(2048, 1, 0.7e-3), point(2048, 64, 3e-3)),
+        cache_resident=(point(1024, 1, 0.1e-3, "cache", pool=4 * 2**20),),
+        sweep_n=2048,
+        sweep=tuple(point(2048, b, max(0.7e-3, b * 0.7e-3 / 24)) for b in (1, 4, 16, 64, 256)),
+        **kw,
+    )
 
 
 def test_report_keys_are_the_documented_ones():
-    r = sample_report()
+    r = sample_report().as_dict()
     assert r["schema"] == SCHEMA
     assert set(r) == {
         "schema",
@@ -75,7 +77,7 @@ def test_report_keys_are_the_documented_ones():
 
 
 def test_lab_section_and_crossovers():
-    r = sample_report()
+    r = sample_report().as_dict()
     assert r["lab"]["ridge_flop_per_byte"] == pytest.approx(295.5, abs=0.1)
     assert [b["bound"] for b in r["lab"]["batches"]] == ["bandwidth"] * 3 + ["compute"]
     assert r["ceilings"]["bandwidth_roof_gbps"] == pytest.approx(25.0)
@@ -84,7 +86,7 @@ def test_lab_section_and_crossovers():
 
 
 def test_fraction_uses_the_exact_intensity():
-    r = sample_report()
+    r = sample_report().as_dict()
     row = r["decode"][0]
     expected_attainable = min(300e9, row["intensity"] * 25e9)
     assert row["roofline_fraction"] == pytest.approx(row["gflops"] * 1e9 / expected_attainable)
@@ -92,14 +94,13 @@ def test_fraction_uses_the_exact_intensity():
 
 
 def test_guards_fire():
-    r = sample_report()
-    text = "\n".join(r["warnings"])
+    text = "\n".join(sample_report().warnings)
     assert "triad bandwidth: spread 1.50" in text
-    fits = build_report(FACTS, CEILINGS, [point(256, 1, 1e-6, pool=2**20)])
-    assert any("fits in the 32 MiB LLC" in w for w in fits["warnings"])
-    assert any("the measured ceiling" in w for w in fits["warnings"])  # 1e-6 s is faster than DRAM allows
-    few = build_report({**FACTS, "blas_threads": 1}, CEILINGS, [])
-    assert any("BLAS runs 1 thread" in w for w in few["warnings"])
+    fits = build_report(FACTS, ROOFS, decode=(point(256, 1, 1e-6, pool=2**20),))
+    assert any("fits in the 32 MiB LLC" in w for w in fits.warnings)
+    assert any("the measured ceiling" in w for w in fits.warnings)  # 1e-6 s is faster than DRAM allows
+    few = build_report({**FACTS, "blas_threads": 1}, ROOFS)
+    assert any("BLAS runs 1 thread" in w for w in few.warnings)
 
 
 def test_text_rendering_has_the_lab_lines_and_the_table():
@@ -112,16 +113,24 @@ def test_text_rendering_has_the_lab_lines_and_the_table():
 
 
 def test_report_without_ceilings_says_n_a():
-    r = build_report(FACTS, None, [point(2048, 1, 1e-3)])
-    assert r["crossover"]["predicted_batch"] is None
-    assert r["decode"][0]["roofline_fraction"] is None
+    r = build_report(FACTS, None, decode=(point(2048, 1, 1e-3),))
+    assert r.as_dict()["crossover"]["predicted_batch"] is None
+    assert r.as_dict()["decode"][0]["roofline_fraction"] is None
     assert "n/a" in render_text(r)
 
 
 def test_the_overhead_roof():
-    over = {"single_call_seconds": 4e-6, "amortized_seconds": 2e-6}
-    r = build_report(FACTS, CEILINGS, [point(2048, 1, 0.7e-3)], overhead=over)
+    r = build_report(
+        FACTS, ROOFS, decode=(point(2048, 1, 0.7e-3),), overhead_seconds=2e-6, overhead_single_seconds=4e-6
+    )
     # n* = sqrt(2 µs · 25 GB/s / 4 B) ≈ 112: a smaller matrix reads faster than a call is issued
-    assert r["overhead"]["overhead_bound_n"] == pytest.approx((2e-6 * 25e9 / 4) ** 0.5)
+    assert r.as_dict()["overhead"]["overhead_bound_n"] == pytest.approx((2e-6 * 25e9 / 4) ** 0.5)
     assert "overhead roof: a tiny step costs 2.0 µs back to back, 4.0 µs timed alone; below n ≈ 112" in render_text(r)
-    assert sample_report()["overhead"] is None
+    assert sample_report().as_dict()["overhead"] is None
+
+
+def test_the_report_is_frozen_and_one_recorded_crossover_stands_in_for_a_sweep():
+    r = build_report(FACTS, ROOFS, recorded_crossover=21.0)
+    with pytest.raises(AttributeError):
+        r.source = "elsewhere"
+    assert r.as_dict()["crossover"]["observed_batch"] == 21.0 and "sweep" not in r.as_dict()["crossover"]

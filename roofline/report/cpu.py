@@ -1,17 +1,26 @@
 """The roofline report: the lab's H100 arithmetic, then this machine measured.
 
-:func:`build_report` turns measurements into one JSON-ready dict (keys documented in the
-README and stable across versions with the same ``schema``); :func:`render_text` prints it;
-:func:`measure_report` measures this machine live and builds it.
+A :class:`Report` holds what was measured (ceilings, decode points, the sweep, the overhead) and
+the guards' warnings; :meth:`Report.as_dict` is its JSON (schema ``roofline.report/1``, keys
+documented in the README and stable within a schema) and :func:`render_text` its text.
+:func:`build_report` makes one from measurements, live or recorded by asv
+(:mod:`roofline.report.from_results`); :func:`measure_report` measures this machine live.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
-from ..measure.ceilings import CEILING_KERNEL, Ceilings
-from ..measure.step import DecodeMeasurement
+from tqdm import tqdm
+
+from ..errors import BackendUnavailable
+from ..host import host_facts
+from ..measure.ceilings import CEILING_KERNEL, Ceilings, measure_ceilings
+from ..measure.numpy_step import decode_step
+from ..measure.overhead import measure_overhead
+from ..measure.step import DecodeMeasurement, measure_step
 from ..measure.sweep import SWEEP_BATCHES, SWEEP_N
 from ..model import guards
 from ..model.arithmetic import (
@@ -25,7 +34,7 @@ from ..model.arithmetic import (
 )
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import H100, Hardware
-from ..model.knee import fit_knee
+from ..model.knee import Knee, fit_knee
 from ..model.regimes import overhead_bound_n
 
 SCHEMA = "roofline.report/1"
@@ -34,14 +43,13 @@ LAB_BATCHES = (1, 8, 64, 512)
 
 def lab_section(hw: Hardware = H100, dtype: str = "bf16", bytes_per_param: float = 2) -> dict[str, object]:
     """The lab's printout as data: ridge, crossover, intensity and bound per batch."""
-    ridge = ridge_point(hw, dtype)
     return {
         "hardware": hw.name,
         "dtype": dtype,
         "peak_flops": hw.peak(dtype),
         "bandwidth": hw.bandwidth,
         "source": hw.source,
-        "ridge_flop_per_byte": ridge,
+        "ridge_flop_per_byte": ridge_point(hw, dtype),
         "crossover_batch": crossover_batch(hw, bytes_per_param, dtype),
         "batches": [
             {
@@ -54,153 +62,262 @@ def lab_section(hw: Hardware = H100, dtype: str = "bf16", bytes_per_param: float
     }
 
 
-def decode_row(point: Mapping[str, object], hw: Hardware | None, peak_name: str) -> dict[str, object]:
-    """One measured (n, batch) with its exact intensity, the attainable roof and the fraction reached."""
-    n, b = int(point["n"]), int(point["batch"])
-    itemsize = by_numpy(str(point.get("dtype"))).bytes
-    row = {k: point.get(k) for k in ("n", "batch", "dtype", "regime", "seconds", "gflops", "gbps", "spread")}
-    row["intensity"] = gemm_intensity(n, b, itemsize)
-    row["single_call_seconds"] = point.get("single_call_seconds")
-    if hw is not None and peak_name in hw.peak_flops and point.get("gflops"):
-        roof = attainable(hw, row["intensity"], peak_name)
-        row["attainable_gflops"] = roof / 1e9
-        row["roofline_fraction"] = float(point["gflops"]) * 1e9 / roof
-        row["bound"] = bound(hw, row["intensity"], peak_name)
-    else:
-        row["attainable_gflops"] = row["roofline_fraction"] = row["bound"] = None
-    return row
+@dataclass(frozen=True)
+class Point:
+    """One decode step (n, batch) as measured live or recorded by asv; None where nothing was recorded."""
+
+    n: int
+    batch: int
+    regime: str
+    seconds: float | None
+    gflops: float | None
+    gbps: float | None
+    dtype: str = SUITE.numpy
+    spread: float | None = None
+    single_call_seconds: float | None = None
+    pool_bytes: int | None = None
+
+    @classmethod
+    def of(cls, m: DecodeMeasurement) -> Point:
+        return cls(
+            m.n, m.batch, m.regime, m.seconds, m.gflops, m.gbps, m.dtype, m.spread, m.single_call_seconds, m.pool_bytes
+        )
+
+    @property
+    def intensity(self) -> float:
+        """Exact FLOP per byte moved (W, X and Y)."""
+        return gemm_intensity(self.n, self.batch, by_numpy(self.dtype).bytes)
 
 
-def build_report(
-    facts: Mapping[str, object],
-    ceilings: Mapping[str, object] | None,
-    decode: Iterable[Mapping[str, object]],
-    cache_resident: Iterable[Mapping[str, object]] = (),
-    sweep: Mapping[str, object] | None = None,
-    source: str = "measured live",
-    datasheet: Hardware | None = None,
-    dtype: str = SUITE.numpy,
-    overhead: Mapping[str, object] | None = None,
-) -> dict[str, object]:
-    """Assemble the report dict from plain data (live measurements or asv results alike).
+@dataclass(frozen=True)
+class Roofs:
+    """Measured ceilings: best bandwidth per STREAM kernel (B/s), best GEMM rate per numpy dtype (FLOP/s).
 
-    ``ceilings``: {"bandwidth": {kind: {"best": B/s, ...}}, "peaks": {dtype: {"best": FLOP/s}}}.
-    ``decode``/``cache_resident``: DecodeMeasurement dicts. ``sweep``: {"n", "points": [...]}.
-    ``overhead``: {"single_call_seconds", "amortized_seconds"} of a tiny step (the third roof).
+    ``spreads``: slowest ÷ fastest timed pass per kernel, where it was measured (live, not from asv).
     """
-    peak_name, itemsize = by_numpy(dtype).name, by_numpy(dtype).bytes
-    warnings: list[str] = []
-    hw = None
-    ceil_out: dict[str, object] | None = None
-    if ceilings:
-        bw = {k: v["best"] for k, v in ceilings.get("bandwidth", {}).items() if v and v.get("best")}
-        peaks = {d: v["best"] for d, v in ceilings.get("peaks", {}).items() if v and v.get("best")}
-        roof = bw.get(CEILING_KERNEL)
-        if roof and peaks:
-            hw = Hardware(
-                name=str(facts.get("host") or "this machine"),
-                peak_flops={by_numpy(d).name: p for d, p in peaks.items()},
-                bandwidth=roof,
-                source="measured",
-            )
-        ceil_out = {
-            "bandwidth_gbps": {k: v / 1e9 for k, v in bw.items()},
+
+    bandwidth: Mapping[str, float]
+    peaks: Mapping[str, float]
+    spreads: Mapping[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, c: Ceilings) -> Roofs:
+        return cls(
+            bandwidth={k: v.best for k, v in c.bandwidth.items() if v.best},
+            peaks={d: v.best for d, v in c.peaks.items() if v.best},
+            spreads={k: v.spread for k, v in c.bandwidth.items()},
+        )
+
+    @property
+    def roof(self) -> float | None:
+        """The bandwidth roof: the best rate of :data:`~roofline.measure.ceilings.CEILING_KERNEL`."""
+        return self.bandwidth.get(CEILING_KERNEL)
+
+    def as_dict(self) -> dict[str, object]:
+        roof = self.roof
+        return {
+            "bandwidth_gbps": {k: v / 1e9 for k, v in self.bandwidth.items()},
             "bandwidth_kernel": CEILING_KERNEL,
             "bandwidth_roof_gbps": roof / 1e9 if roof else None,
-            "peak_gflops": {d: p / 1e9 for d, p in peaks.items()},
-            "ridge_flop_per_byte": {d: p / roof for d, p in peaks.items()} if roof else {},
+            "peak_gflops": {d: p / 1e9 for d, p in self.peaks.items()},
+            "ridge_flop_per_byte": {d: p / roof for d, p in self.peaks.items()} if roof else {},
         }
-        for kind, v in ceilings.get("bandwidth", {}).items():
-            if v and v.get("spread"):
-                warnings += guards.noisy(v["spread"], f"{kind} bandwidth")
-    decode_rows = [decode_row(p, hw, peak_name) for p in decode]
-    cache_rows = [decode_row(p, hw, peak_name) for p in cache_resident]
-    llc = facts.get("llc_bytes")
-    for row, p in zip(decode_rows, decode, strict=False):
-        label = f"n={row['n']} batch={row['batch']}"
-        if row.get("spread"):
-            warnings += guards.noisy(float(row["spread"]), label)
-        if llc and p.get("pool_bytes"):
-            warnings += guards.working_set_fits_llc(float(p["pool_bytes"]), float(llc), label)
-        if hw is not None and row.get("gbps"):
-            warnings += guards.above_ceiling(float(row["gbps"]), hw.bandwidth / 1e9, f"{label} bandwidth", "GB/s")
-        if hw is not None and row.get("gflops") and peak_name in hw.peak_flops:
-            warnings += guards.above_ceiling(
-                float(row["gflops"]), hw.peak(peak_name) / 1e9, f"{label} FLOP rate", "GFLOP/s"
-            )
-    cores = facts.get("num_cpu")
-    if isinstance(cores, int):
-        warnings += guards.blas_threads_below_cores(facts.get("blas_threads"), cores)
 
-    cross: dict[str, object] = {"dtype": dtype, "bytes_per_param": itemsize, "predicted_batch": None}
-    if hw is not None and peak_name in hw.peak_flops:
-        cross["predicted_batch"] = crossover_batch(hw, itemsize, peak_name)
-    if sweep and sweep.get("points"):
-        pts = [p for p in sweep["points"] if p.get("seconds")]
-        cross["sweep_n"] = sweep.get("n")
-        cross["sweep"] = [{k: p.get(k) for k in ("batch", "seconds", "gflops", "gbps", "spread")} for p in pts]
-        if len(pts) >= 2:
-            knee = fit_knee([p["batch"] for p in pts], [p["seconds"] for p in pts])
-            cross["observed_batch"] = knee.batch
-            cross["observed_within_sweep"] = knee.within_sweep
-            cross["fit_rms_log_error"] = knee.rms_log_error
-    elif sweep and sweep.get("observed_batch"):
-        cross["observed_batch"] = sweep["observed_batch"]
-    if datasheet is not None and peak_name in datasheet.peak_flops:
-        cross["datasheet"] = {
-            "hardware": datasheet.name,
-            "predicted_batch": crossover_batch(datasheet, itemsize, peak_name),
+
+@dataclass(frozen=True)
+class Row:
+    """A :class:`Point` on this machine's roofline: attainable rate, fraction reached, bound (None without roofs)."""
+
+    point: Point
+    attainable_gflops: float | None
+    roofline_fraction: float | None
+    bound: str | None
+
+    def as_dict(self) -> dict[str, object]:
+        p = self.point
+        return {
+            "n": p.n,
+            "batch": p.batch,
+            "dtype": p.dtype,
+            "regime": p.regime,
+            "seconds": p.seconds,
+            "gflops": p.gflops,
+            "gbps": p.gbps,
+            "spread": p.spread,
+            "intensity": p.intensity,
+            "single_call_seconds": p.single_call_seconds,
+            "attainable_gflops": self.attainable_gflops,
+            "roofline_fraction": self.roofline_fraction,
+            "bound": self.bound,
         }
-    over_out = None
-    if overhead and overhead.get("amortized_seconds"):
-        over_out = {
-            "single_call_seconds": overhead.get("single_call_seconds"),
-            "amortized_seconds": overhead["amortized_seconds"],
-            "overhead_bound_n": overhead_bound_n(overhead["amortized_seconds"], hw.bandwidth, itemsize)
+
+
+@dataclass(frozen=True)
+class Report:
+    """One machine's roofline: what was measured, where it came from, and the guards' warnings.
+
+    ``sweep``: the points of a batch sweep at ``sweep_n`` (live); ``recorded_crossover``: the knee
+    asv recorded when the points are not at hand. ``overhead_seconds`` and
+    ``overhead_single_seconds``: a tiny step back to back and alone (the third roof).
+    """
+
+    facts: Mapping[str, object]
+    roofs: Roofs | None = None
+    decode: tuple[Point, ...] = ()
+    cache_resident: tuple[Point, ...] = ()
+    sweep_n: int | None = None
+    sweep: tuple[Point, ...] = ()
+    recorded_crossover: float | None = None
+    overhead_seconds: float | None = None
+    overhead_single_seconds: float | None = None
+    source: str = "measured live"
+    datasheet: Hardware | None = None
+    dtype: str = SUITE.numpy
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def hardware(self) -> Hardware | None:
+        """This machine as measured: the bandwidth roof and every GEMM peak (None without both)."""
+        if self.roofs is None or not self.roofs.roof or not self.roofs.peaks:
+            return None
+        return Hardware(
+            name=str(self.facts.get("host") or "this machine"),
+            peak_flops={by_numpy(d).name: p for d, p in self.roofs.peaks.items()},
+            bandwidth=self.roofs.roof,
+            source="measured",
+        )
+
+    def row(self, point: Point) -> Row:
+        hw, peak = self.hardware, by_numpy(self.dtype).name
+        if hw is None or peak not in hw.peak_flops or not point.gflops:
+            return Row(point, None, None, None)
+        roof = attainable(hw, point.intensity, peak)
+        return Row(point, roof / 1e9, point.gflops * 1e9 / roof, bound(hw, point.intensity, peak))
+
+    @property
+    def knee(self) -> Knee | None:
+        """The knee of the sweep's points, when at least two were timed."""
+        timed = [p for p in self.sweep if p.seconds]
+        return fit_knee([p.batch for p in timed], [p.seconds for p in timed]) if len(timed) >= 2 else None
+
+    def predicted_crossover(self, hw: Hardware | None) -> float | None:
+        d = by_numpy(self.dtype)
+        return crossover_batch(hw, d.bytes, d.name) if hw is not None and d.name in hw.peak_flops else None
+
+    def crossover(self) -> dict[str, object]:
+        d = by_numpy(self.dtype)
+        cross: dict[str, object] = {
+            "dtype": self.dtype,
+            "bytes_per_param": d.bytes,
+            "predicted_batch": self.predicted_crossover(self.hardware),
+        }
+        if self.sweep:
+            cross["sweep_n"] = self.sweep_n
+            cross["sweep"] = [
+                {"batch": p.batch, "seconds": p.seconds, "gflops": p.gflops, "gbps": p.gbps, "spread": p.spread}
+                for p in self.sweep
+                if p.seconds
+            ]
+            knee = self.knee
+            if knee is not None:
+                cross["observed_batch"] = knee.batch
+                cross["observed_within_sweep"] = knee.within_sweep
+                cross["fit_rms_log_error"] = knee.rms_log_error
+        elif self.recorded_crossover:
+            cross["observed_batch"] = self.recorded_crossover
+        if self.predicted_crossover(self.datasheet) is not None:
+            cross["datasheet"] = {
+                "hardware": self.datasheet.name,
+                "predicted_batch": self.predicted_crossover(self.datasheet),
+            }
+        return cross
+
+    def overhead(self) -> dict[str, object] | None:
+        if not self.overhead_seconds:
+            return None
+        hw = self.hardware
+        return {
+            "single_call_seconds": self.overhead_single_seconds,
+            "amortized_seconds": self.overhead_seconds,
+            "overhead_bound_n": overhead_bound_n(self.overhead_seconds, hw.bandwidth, by_numpy(self.dtype).bytes)
             if hw is not None
             else None,
         }
-    return {
-        "schema": SCHEMA,
-        "source": source,
-        "lab": lab_section(),
-        "machine": dict(facts),
-        "ceilings": ceil_out,
-        "crossover": cross,
-        "decode": decode_rows,
-        "cache_resident": cache_rows,
-        "overhead": over_out,
-        "warnings": warnings,
-    }
+
+    def as_dict(self) -> dict[str, object]:
+        """The ``roofline.report/1`` JSON object."""
+        return {
+            "schema": SCHEMA,
+            "source": self.source,
+            "lab": lab_section(),
+            "machine": dict(self.facts),
+            "ceilings": self.roofs.as_dict() if self.roofs is not None else None,
+            "crossover": self.crossover(),
+            "decode": [self.row(p).as_dict() for p in self.decode],
+            "cache_resident": [self.row(p).as_dict() for p in self.cache_resident],
+            "overhead": self.overhead(),
+            "warnings": list(self.warnings),
+        }
+
+
+def guard_warnings(report: Report) -> list[str]:
+    """The guards that apply to a report's figures: noisy ceilings and steps, cache-sized pools, too-fast figures."""
+    warnings: list[str] = []
+    if report.roofs is not None:
+        for kind, spread in report.roofs.spreads.items():
+            if spread:
+                warnings += guards.noisy(spread, f"{kind} bandwidth")
+    hw, peak = report.hardware, by_numpy(report.dtype).name
+    llc = report.facts.get("llc_bytes")
+    for p in report.decode:
+        label = f"n={p.n} batch={p.batch}"
+        if p.spread:
+            warnings += guards.noisy(float(p.spread), label)
+        if llc and p.pool_bytes:
+            warnings += guards.working_set_fits_llc(float(p.pool_bytes), float(llc), label)
+        if hw is not None and p.gbps:
+            warnings += guards.above_ceiling(float(p.gbps), hw.bandwidth / 1e9, f"{label} bandwidth", "GB/s")
+        if hw is not None and p.gflops and peak in hw.peak_flops:
+            warnings += guards.above_ceiling(float(p.gflops), hw.peak(peak) / 1e9, f"{label} FLOP rate", "GFLOP/s")
+    cores = report.facts.get("num_cpu")
+    if isinstance(cores, int):
+        warnings += guards.blas_threads_below_cores(report.facts.get("blas_threads"), cores)
+    return warnings
+
+
+def build_report(facts: Mapping[str, object], roofs: Roofs | None = None, **figures: object) -> Report:
+    """A :class:`Report` of ``facts`` and ``roofs`` and the other figures (its fields), with the guards' warnings."""
+    report = Report(facts, roofs, **figures)
+    return replace(report, warnings=(*report.warnings, *guard_warnings(report)))
 
 
 def _fmt(value: object, spec: str, na: str = "n/a") -> str:
     return na if value is None else format(value, spec)
 
 
-def render_text(report: Mapping[str, object]) -> str:
+def render_text(report: Report) -> str:
     """The report as the lab would print it, then this machine's figures."""
-    lab = report["lab"]
+    lab = lab_section()
     out = [
         f"{lab['hardware']}: {lab['ridge_flop_per_byte']:.0f} FLOPs per byte at the ridge; decode becomes "
         f"compute-bound above batch ~{lab['crossover_batch']:.0f}"
     ]
     for row in lab["batches"]:
         out.append(f"  batch {row['batch']:3d}: intensity {row['intensity']:5.0f} FLOP/byte -> {row['bound']}-bound")
-    m = report["machine"]
-    out += ["", f"This machine ({report['source']}): {m.get('cpu', '?')}, {m.get('num_cpu', '?')} cores"]
+    m = report.facts
+    out += ["", f"This machine ({report.source}): {m.get('cpu', '?')}, {m.get('num_cpu', '?')} cores"]
     out.append(f"  BLAS: {m.get('blas', '?')}")
     if m.get("llc_bytes"):
         out.append(f"  last-level cache: {m['llc_bytes'] / 2**20:.0f} MiB ({m.get('llc_source', '?')})")
-    c = report.get("ceilings")
-    if c:
+    if report.roofs is not None:
+        c = report.roofs.as_dict()
         bws = ", ".join(f"{k} {v:.1f}" for k, v in c["bandwidth_gbps"].items())
         out.append(f"  bandwidth (GB/s, best): {bws}; the roof is {c['bandwidth_kernel']}")
         peaks = ", ".join(f"{d} {v:.1f}" for d, v in c["peak_gflops"].items())
         out.append(f"  square-GEMM peak (GFLOP/s): {peaks}")
         ridges = ", ".join(f"{d} {v:.1f}" for d, v in c["ridge_flop_per_byte"].items())
         out.append(f"  ridge point (FLOP/byte): {ridges}")
-    o = report.get("overhead")
+    o = report.overhead()
     if o:
         line = f"  overhead roof: a tiny step costs {1e6 * o['amortized_seconds']:.1f} µs back to back"
         if o.get("single_call_seconds"):
@@ -208,7 +325,7 @@ def render_text(report: Mapping[str, object]) -> str:
         if o.get("overhead_bound_n"):
             line += f"; below n ≈ {o['overhead_bound_n']:.0f} a step costs more to issue than to read its weights"
         out.append(line)
-    x = report["crossover"]
+    x = report.crossover()
     line = f"  crossover batch ({x['dtype']} weights, {x['bytes_per_param']} bytes/param): predicted from "
     line += f"measured ceilings {_fmt(x.get('predicted_batch'), '.0f')}, observed "
     line += _fmt(x.get("observed_batch"), ".0f")
@@ -218,26 +335,26 @@ def render_text(report: Mapping[str, object]) -> str:
     out.append(line)
     if x.get("datasheet"):
         out.append(f"  datasheet ({x['datasheet']['hardware']}): {x['datasheet']['predicted_batch']:.0f}")
-    for title, rows in (("decode, weights from DRAM", report["decode"]), ("cache-resident", report["cache_resident"])):
-        if not rows:
+    for title, points in (("decode, weights from DRAM", report.decode), ("cache-resident", report.cache_resident)):
+        if not points:
             continue
         header = f"  {'n':>6} {'batch':>5} {'GFLOP/s':>9} {'GB/s':>7} {'FLOP/B':>7} {'roof%':>6}  bound"
         out += ["", f"{title}:", header]
-        for r in rows:
-            frac = r.get("roofline_fraction")
+        for r in map(report.row, points):
+            p, frac = r.point, r.roofline_fraction
             out.append(
-                f"  {r['n']:>6} {r['batch']:>5} {_fmt(r.get('gflops'), '9.1f'):>9} {_fmt(r.get('gbps'), '7.1f'):>7} "
-                f"{r['intensity']:7.1f} {_fmt(None if frac is None else 100 * frac, '6.0f'):>6}  {r.get('bound') or ''}"
+                f"  {p.n:>6} {p.batch:>5} {_fmt(p.gflops, '9.1f'):>9} {_fmt(p.gbps, '7.1f'):>7} "
+                f"{p.intensity:7.1f} {_fmt(None if frac is None else 100 * frac, '6.0f'):>6}  {r.bound or ''}"
             )
     by_n: dict[int, dict[int, float]] = {}
-    for r in report["decode"]:
-        if r.get("gflops"):
-            by_n.setdefault(int(r["n"]), {})[int(r["batch"])] = float(r["gflops"])
+    for p in report.decode:
+        if p.gflops:
+            by_n.setdefault(p.n, {})[p.batch] = float(p.gflops)
     for n, row in sorted(by_n.items()):
         if 1 in row and 64 in row:
             out.append(f"  n={n}: batch 64 delivers {row[64] / row[1]:.1f}× the GFLOP/s of batch 1 on the same weights")
-    if report["warnings"]:
-        out += ["", "warnings:"] + [f"  - {w}" for w in report["warnings"]]
+    if report.warnings:
+        out += ["", "warnings:"] + [f"  - {w}" for w in report.warnings]
     return "\n".join(out)
 
 
@@ -250,40 +367,26 @@ def measure_report(
     ceilings_total_bytes: int | None = None,
     gemm_n: int | None = None,
     progress: bool = True,
-) -> dict[str, object]:
+) -> Report:
     """Measure this machine (ceilings, decode grid, cache-resident grid, sweep) and build the report."""
-    from ..host import host_facts
-    from ..measure.ceilings import measure_ceilings
-    from ..measure.numpy_step import decode_step
-    from ..measure.step import measure_step
-
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm is a dependency
-        tqdm = None
     steps = (
         [("ceilings", None, None), ("overhead", None, None)]
         + [("dram", n, b) for n in sizes for b in batches]
         + [("cache", n, b) for n in cache_sizes for b in batches]
         + [("sweep", sweep_n, b) for b in sweep_batches]
     )
-    bar = tqdm(total=len(steps), desc="measuring", unit="step", file=sys.stderr, disable=not progress) if tqdm else None
+    bar = tqdm(total=len(steps), desc="measuring", unit="step", file=sys.stderr, disable=not progress)
     decode: list[DecodeMeasurement] = []
     cache: list[DecodeMeasurement] = []
     sweep_points: list[DecodeMeasurement] = []
     ceilings: Ceilings | None = None
     overhead = None
-    from ..errors import BackendUnavailable
-
     for kind, n, b in steps:
-        if bar:
-            bar.set_postfix_str(kind if n is None else f"{kind} n={n} b={b}")
+        bar.set_postfix_str(kind if n is None else f"{kind} n={n} b={b}")
         if kind == "ceilings":
             ceilings = measure_ceilings(total_bytes=ceilings_total_bytes, gemm_n=gemm_n)
         elif kind == "overhead":
-            from ..measure.overhead import measure_overhead
-
-            overhead = measure_overhead("numpy", SUITE.name).as_dict()
+            overhead = measure_overhead("numpy", SUITE.name)
         else:
             try:
                 m = measure_step(decode_step(n, b, regime="cache" if kind == "cache" else "dram"))
@@ -291,16 +394,15 @@ def measure_report(
                 m = None
             if m is not None:
                 {"dram": decode, "cache": cache, "sweep": sweep_points}[kind].append(m)
-        if bar:
-            bar.update()
-    if bar:
-        bar.close()
-    sweep_obj = {"n": sweep_n, "points": [p.as_dict() for p in sweep_points]}
+        bar.update()
+    bar.close()
     return build_report(
-        facts=host_facts(),
-        ceilings=ceilings.as_dict() if ceilings else None,
-        decode=[p.as_dict() for p in decode],
-        cache_resident=[p.as_dict() for p in cache],
-        sweep=sweep_obj,
-        overhead=overhead,
+        host_facts(),
+        Roofs.of(ceilings) if ceilings else None,
+        decode=tuple(map(Point.of, decode)),
+        cache_resident=tuple(map(Point.of, cache)),
+        sweep_n=sweep_n,
+        sweep=tuple(map(Point.of, sweep_points)),
+        overhead_seconds=overhead.amortized_seconds if overhead else None,
+        overhead_single_seconds=overhead.single_call_seconds if overhead else None,
     )

@@ -1,8 +1,8 @@
 """The roofline report built from recorded asv results instead of a live measurement.
 
 It reads with :mod:`roofline.suite.results` (never writing to the folder) and hands the figures the
-suite recorded to :func:`roofline.report.cpu.build_report`, so a report from results and a live
-one have the same keys. Missing or failed benchmarks are n/a, not errors.
+suite recorded to :func:`roofline.report.cpu.build_report`: a report from results is the same
+:class:`~roofline.report.cpu.Report` as a live one. Missing or failed benchmarks are n/a, not errors.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import BadInput
-from ..model.dtypes import SUITE
+from ..model.catalogue import match_host
 from ..suite.names import BANDWIDTH_CEILING, DECODE_CLASSES, OBSERVED_CROSSOVER, OVERHEAD, PEAK_CEILING
 from ..suite.results import Results, Run, read_results
-from .cpu import build_report
+from .cpu import Point, Report, Roofs, build_report
 
 
 def pick_machine(res: Results, machine: str | None) -> str:
@@ -28,7 +28,7 @@ def pick_machine(res: Results, machine: str | None) -> str:
     raise BadInput(f"{res.path} holds several machines ({', '.join(names)}): pick one with --machine")
 
 
-def _decode_points(run: Run, cls: str, regime: str) -> list[dict[str, object]]:
+def _decode_points(run: Run, cls: str, regime: str) -> tuple[Point, ...]:
     points = []
     for params, gflops in run.points(f"{cls}.track_gflops"):
         n, batch = params.get("n"), params.get("batch")
@@ -36,19 +36,8 @@ def _decode_points(run: Run, cls: str, regime: str) -> list[dict[str, object]]:
             continue
         gbps = run.value(f"{cls}.track_bandwidth", n=n, batch=batch)
         seconds = 2.0 * n * n * batch / (gflops * 1e9) if gflops else None
-        points.append(
-            {
-                "n": n,
-                "batch": batch,
-                "dtype": SUITE.numpy,
-                "regime": regime,
-                "seconds": seconds,
-                "gflops": gflops,
-                "gbps": gbps,
-                "spread": None,
-            }
-        )
-    return points
+        points.append(Point(n, batch, regime, seconds, gflops, gbps))
+    return tuple(points)
 
 
 def facts_from_machine(info: dict[str, object], name: str) -> dict[str, object]:
@@ -65,7 +54,7 @@ def facts_from_machine(info: dict[str, object], name: str) -> dict[str, object]:
     return facts
 
 
-def report_from_results(results: str | Path, machine: str | None = None, commit: str | None = None) -> dict:
+def report_from_results(results: str | Path, machine: str | None = None, commit: str | None = None) -> Report:
     """Build the report for one machine at one commit (default: its latest) from an asv results folder."""
     res = read_results(results)
     name = pick_machine(res, machine)
@@ -74,29 +63,18 @@ def report_from_results(results: str | Path, machine: str | None = None, commit:
     run = m.run(full) if full else None
     if run is None:
         raise BadInput(f"machine {name!r} in {res.path} has no readable results")
-    bandwidth = {p["kind"]: {"best": v * 1e9} for p, v in run.points(BANDWIDTH_CEILING) if v and "kind" in p}
-    peaks = {p["dtype"]: {"best": v * 1e9} for p, v in run.points(PEAK_CEILING) if v and "dtype" in p}
-    observed = run.value(OBSERVED_CROSSOVER)
+    bandwidth = {p["kind"]: v * 1e9 for p, v in run.points(BANDWIDTH_CEILING) if v and "kind" in p}
+    peaks = {p["dtype"]: v * 1e9 for p, v in run.points(PEAK_CEILING) if v and "dtype" in p}
     single, amortized = (run.value(OVERHEAD.format(k), backend="numpy") for k in ("single", "amortized"))
-    overhead = (
-        {"single_call_seconds": single and single * 1e-6, "amortized_seconds": amortized * 1e-6} if amortized else None
-    )
-    datasheet = None
-    try:
-        from ..model.catalogue import match_host
-
-        datasheet = match_host(m.info)
-    except (ImportError, BadInput):
-        pass
-    report = build_report(
-        facts=facts_from_machine(m.info, name),
-        ceilings={"bandwidth": bandwidth, "peaks": peaks} if bandwidth or peaks else None,
+    return build_report(
+        facts_from_machine(m.info, name),
+        Roofs(bandwidth, peaks) if bandwidth or peaks else None,
         decode=_decode_points(run, DECODE_CLASSES["DRAM"], "dram"),
         cache_resident=_decode_points(run, DECODE_CLASSES["cache-resident"], "cache"),
-        sweep={"observed_batch": observed} if observed else None,
+        recorded_crossover=run.value(OBSERVED_CROSSOVER),
+        overhead_seconds=amortized * 1e-6 if amortized else None,
+        overhead_single_seconds=single * 1e-6 if single is not None else None,
         source=f"asv results {res.path}, machine {name}, commit {full[:8]}",
-        datasheet=datasheet,
-        overhead=overhead,
+        datasheet=match_host(m.info),
+        warnings=tuple(res.warnings),
     )
-    report["warnings"] = list(res.warnings) + report["warnings"]
-    return report

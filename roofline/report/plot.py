@@ -8,14 +8,15 @@ the Agg backend, imported only here; PNG or SVG by the file's suffix.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import BadInput
 from ..model.arithmetic import attainable, gemm_intensity
-from ..model.dtypes import SUITE
+from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import H100, Hardware
 from .compare import MachineSummary
+from .cpu import Report
 
 FORMATS = (".png", ".svg")
 
@@ -41,7 +42,7 @@ def _roof(ax, hw: Hardware, dtype: str, xs: Sequence[float], label: str, scale: 
     ax.plot(xs, [attainable(hw, x, dtype) / scale for x in xs], label=label, **style)
 
 
-def plot_report(reports: Sequence[Mapping[str, object]], path: Path, title: str | None = None) -> Path:
+def plot_report(reports: Sequence[Report], path: Path, title: str | None = None) -> Path:
     """Draw one or more reports (see :mod:`roofline.report.cpu`) on one roofline plot.
 
     Each report contributes its measured roofs (bandwidth roof to each GEMM peak) and its DRAM
@@ -55,37 +56,34 @@ def plot_report(reports: Sequence[Mapping[str, object]], path: Path, title: str 
     _roof(ax, H100, "bf16", xs, f"{H100.name} datasheet, bf16", color="0.6", ls="--")
     markers = "osD^vP*X"
     for i, rep in enumerate(reports):
-        host = rep.get("machine", {}).get("host") or f"machine {i + 1}"
-        c = rep.get("ceilings") or {}
+        host = rep.facts.get("host") or f"machine {i + 1}"
         color = f"C{i}"
-        roof = c.get("bandwidth_roof_gbps")
-        for j, (dtype, peak) in enumerate(sorted((c.get("peak_gflops") or {}).items())):
-            if roof:
-                _roof(
-                    ax,
-                    Hardware(host, {dtype: peak * 1e9}, roof * 1e9),
-                    dtype,
-                    xs,
-                    f"{host}: {dtype} roof (measured)",
-                    color=color,
-                    ls="-" if j == 0 else ":",
-                )
-        rows = [r for r in rep.get("decode", []) if r.get("gflops")]
-        sizes = sorted({r["n"] for r in rows})
-        for k, n in enumerate(sizes):
-            pts = sorted((r for r in rows if r["n"] == n), key=lambda r: r["batch"])
+        hw = rep.hardware
+        for j, dtype in enumerate(sorted(rep.roofs.peaks) if hw else ()):
+            _roof(
+                ax,
+                hw,
+                by_numpy(dtype).name,
+                xs,
+                f"{host}: {dtype} roof (measured)",
+                color=color,
+                ls="-" if j == 0 else ":",
+            )
+        points = [p for p in rep.decode if p.gflops]
+        for k, n in enumerate(sorted({p.n for p in points})):
+            pts = sorted((p for p in points if p.n == n), key=lambda p: p.batch)
             ax.plot(
-                [r["intensity"] for r in pts],
-                [r["gflops"] * 1e9 for r in pts],
+                [p.intensity for p in pts],
+                [p.gflops * 1e9 for p in pts],
                 ls="",
                 color=color,
                 marker=markers[k % len(markers)],
                 label=f"{host}: decode n={n} (DRAM)",
             )
-            for r in pts:  # labels alternate below / above so two sizes at one batch stay readable
+            for p in pts:  # labels alternate below / above so two sizes at one batch stay readable
                 ax.annotate(
-                    f"b={r['batch']}",
-                    (r["intensity"], r["gflops"] * 1e9),
+                    f"b={p.batch}",
+                    (p.intensity, p.gflops * 1e9),
                     textcoords="offset points",
                     xytext=(4, -11 if k % 2 == 0 else 5),
                     fontsize=7,
