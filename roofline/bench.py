@@ -48,13 +48,13 @@ def run_bench(
 
     # asv's machine file, non-interactively, with roofline's keys (the GPU's name too: the same
     # entry as `roofline machine` writes, so the key does not flip between the two)
-    machine, _, _ = register(machine, gpu=gpu_facts())
+    machine, _, _ = register(machine, gpu=gpu_facts(), say=lambda line: print(f"roofline: {line}", file=sys.stderr))
     run = ["run", "--show-stderr", "--machine", machine]
     run += ["--python=same", "--set-commit-hash", commit] if same_python else [f"{commit} --max-count=1"]
     if bench:
         run += ["--bench", bench]
     asv_rc = _asv(*run)
-    if asv_rc < 0 or asv_rc in (130, -2):
+    if asv_rc < 0 or asv_rc == 130:
         print("roofline: asv run was interrupted; results recorded so far are kept", file=sys.stderr)
         return 130
     publish_rc = _asv("publish")

@@ -77,3 +77,19 @@ def test_an_upward_import_is_caught(tmp_path):
     path.write_text("from ..report.cpu import build_report\n")
     assert imported("roofline.model.x", path) == {"roofline.report.cpu"}
     assert RANK[layer_of("roofline.report.cpu")] > RANK[layer_of("roofline.model.x")]
+
+
+def test_only_the_commands_print():
+    """Library code returns values and warnings; the top layer prints, and suite.harness to asv's stderr."""
+    allowed = {f"roofline.{name}" for name in layers()[-1]} | {"roofline.suite.harness"}
+    printing = {
+        m
+        for m, path in modules().items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == "print")
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == "write" and "std" in ast.unparse(node.func))
+        )
+    }
+    assert printing and printing <= allowed, printing - allowed

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict, dataclass
 
-from .numpy_step import DecodeStep, Regime, decode_step
+from .numpy_step import DecodeStep
 from .timing import time_calls
 
 
@@ -73,16 +72,4 @@ def measure_step(step: DecodeStep, repeats: int = 7, warmup: int = 2) -> DecodeM
         bytes_per_param=getattr(step, "bytes_per_param", step.itemsize),
         threads=getattr(step, "threads", None),
     )
-    if t.noisy:
-        print(
-            f"roofline: noisy timing for {m.backend} n={m.n} batch={m.batch}: spread {m.spread:.2f} (> 1.15)",
-            file=sys.stderr,
-        )
     return m
-
-
-def measure_decode(
-    n: int, batch: int, dtype: str = "float32", regime: Regime = "dram", repeats: int = 7
-) -> DecodeMeasurement:
-    """Build, validate and time a decode step in one call."""
-    return measure_step(decode_step(n, batch, dtype, regime), repeats=repeats)

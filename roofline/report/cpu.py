@@ -9,11 +9,8 @@ documented in the README and stable within a schema) and :func:`render_text` its
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-
-from tqdm import tqdm
 
 from ..errors import BackendUnavailable
 from ..host import host_facts
@@ -366,23 +363,25 @@ def measure_report(
     sweep_batches: Sequence[int] = SWEEP_BATCHES,
     ceilings_total_bytes: int | None = None,
     gemm_n: int | None = None,
-    progress: bool = True,
+    progress: Callable[[int, int, str | None], None] = lambda done, total, step: None,
 ) -> Report:
-    """Measure this machine (ceilings, decode grid, cache-resident grid, sweep) and build the report."""
+    """Measure this machine (ceilings, decode grid, cache-resident grid, sweep) and build the report.
+
+    ``progress(done, total, step)`` hears of each step before it starts, and ``step`` None at the end.
+    """
     steps = (
         [("ceilings", None, None), ("overhead", None, None)]
         + [("dram", n, b) for n in sizes for b in batches]
         + [("cache", n, b) for n in cache_sizes for b in batches]
         + [("sweep", sweep_n, b) for b in sweep_batches]
     )
-    bar = tqdm(total=len(steps), desc="measuring", unit="step", file=sys.stderr, disable=not progress)
     decode: list[DecodeMeasurement] = []
     cache: list[DecodeMeasurement] = []
     sweep_points: list[DecodeMeasurement] = []
     ceilings: Ceilings | None = None
     overhead = None
-    for kind, n, b in steps:
-        bar.set_postfix_str(kind if n is None else f"{kind} n={n} b={b}")
+    for i, (kind, n, b) in enumerate(steps):
+        progress(i, len(steps), kind if n is None else f"{kind} n={n} b={b}")
         if kind == "ceilings":
             ceilings = measure_ceilings(total_bytes=ceilings_total_bytes, gemm_n=gemm_n)
         elif kind == "overhead":
@@ -394,8 +393,7 @@ def measure_report(
                 m = None
             if m is not None:
                 {"dram": decode, "cache": cache, "sweep": sweep_points}[kind].append(m)
-        bar.update()
-    bar.close()
+    progress(len(steps), len(steps), None)
     return build_report(
         host_facts(),
         Roofs.of(ceilings) if ceilings else None,

@@ -29,9 +29,20 @@ from ..model.dtypes import SUITE
 from . import params
 
 
-def _warn(lines: list[str]) -> None:
+def _stderr(*lines: str) -> None:
+    """asv's stderr (``asv run --show-stderr``) is the benchmarks' one channel: what they say goes there."""
     for line in lines:
-        print(f"roofline: warning: {line}", file=sys.stderr)
+        print(f"roofline: {line}", file=sys.stderr)
+
+
+def _warn(lines: list[str]) -> None:
+    _stderr(*(f"warning: {line}" for line in lines))
+
+
+def _measure(step) -> DecodeMeasurement:
+    m = measure_step(step)
+    _warn(guards.noisy(m.spread, f"{m.backend} n={m.n} batch={m.batch}"))
+    return m
 
 
 def decode_setup(n: int, batch: int, regime: Regime = "dram", dtype: str = SUITE.numpy) -> DecodeStep:
@@ -44,11 +55,11 @@ def decode_setup(n: int, batch: int, regime: Regime = "dram", dtype: str = SUITE
 
 
 def decode_gflops(step: DecodeStep) -> float:
-    return float(measure_step(step).gflops)
+    return float(_measure(step).gflops)
 
 
 def decode_gbps(step: DecodeStep) -> float:
-    return float(measure_step(step).gbps)
+    return float(_measure(step).gbps)
 
 
 def suite_ceilings() -> Ceilings:
@@ -58,7 +69,7 @@ def suite_ceilings() -> Ceilings:
 
 def decode_roofline_fraction(step: DecodeStep, ceilings: Ceilings) -> float:
     """Achieved GFLOP/s ÷ min(peak, exact intensity · bandwidth), with the guards printed."""
-    m = measure_step(step)
+    m = _measure(step)
     hw = ceilings.hardware
     label = f"n={step.n} batch={step.batch}"
     _warn(guards.above_ceiling(m.gbps, hw.bandwidth / 1e9, f"{label} bandwidth", "GB/s"))
@@ -110,9 +121,9 @@ def backend_setup(backend: str, dtype: str, n: int, batch: int):
 
 def backend_measure(step) -> DecodeMeasurement:
     """Warm-up, then the median of timed samples (device-timed on CUDA)."""
-    m = measure_step(step)
+    m = _measure(step)
     if m.threads is not None:
-        print(f"roofline: {m.backend} ran on {m.threads} torch thread(s)", file=sys.stderr)
+        _stderr(f"{m.backend} ran on {m.threads} torch thread(s)")
     return m
 
 

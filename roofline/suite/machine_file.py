@@ -18,7 +18,7 @@ import os
 import platform
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..errors import BadInput
@@ -27,11 +27,8 @@ from ..model.catalogue import match_host, parse_figure
 from ..model.dtypes import SUITE
 from ..units import si
 
-#: The keys asv's own `asv machine` writes.
-ASV_KEYS = ("machine", "os", "arch", "cpu", "num_cpu", "ram")
 #: roofline's measured keys, with the unit of the value each holds.
 MEASURED_KEYS = {"measured_bandwidth": "B/s", "measured_peak_fp32": "FLOP/s"}
-ROOFLINE_KEYS = ("blas", "blas_threads", "gpu", "device", *MEASURED_KEYS)
 NOT_MEASURED = "not measured"
 #: asv's format version of the machine file.
 MACHINE_FILE_VERSION = 1
@@ -180,12 +177,14 @@ def register(
     remeasure: bool = False,
     write: bool = True,
     gpu: Mapping[str, object] | None = None,
+    say: Callable[[str], None] = lambda _line: None,
 ) -> tuple[str, dict[str, object], bool]:
     """Build this machine's entry and merge it into asv's machine file.
 
     Measures the ceilings (~10 s) unless ``measure`` is False or the entry already holds measured
     figures (kept, so asv's selectors stay stable) and ``remeasure`` is False. Returns
-    (name, entry, kept). A bad machine file stops everything before anything is measured.
+    (name, entry, kept). A bad machine file stops everything before anything is measured; ``say``
+    hears it before the ceilings are measured.
     """
     from ..host import host_facts
 
@@ -196,11 +195,9 @@ def register(
     keep = bool(old) and has_measured(old) and not remeasure
     ceilings = None
     if measure and not keep:
-        import sys
-
         from ..measure.ceilings import measure_ceilings
 
-        print("roofline: measuring memory bandwidth and GEMM peak (--no-measure skips) ...", file=sys.stderr)
+        say("measuring memory bandwidth and GEMM peak (--no-measure skips) ...")
         ceilings = measure_ceilings()
     keys = machine_keys(name, host_facts(), gpu=gpu, ceilings=ceilings)
     entry = merge_entry(old, keys, keep_measured=keep or (not measure and bool(old)))
