@@ -11,16 +11,14 @@ from roofline.measure.backends import BACKENDS, available
 from roofline.suite import harness as suite_backends
 from roofline.suite import params
 
+from .common import Benchmark
 
-class BackendDecode:
+
+class BackendDecode(Benchmark):
     """numpy and torch on this CPU, weights in a pool of ≥ 4× the LLC; each combination its own process."""
 
     params = (["numpy", "torch-cpu"], ["fp32", "bf16"], list(params.backend_sizes()), list(params.backend_batches()))
     param_names = ("backend", "dtype", "n", "batch")
-    timeout = 600
-    rounds = 1
-    repeat = (3, 10, 10.0)
-    warmup_time = 0.05
 
     def setup(self, backend, dtype, n, batch):
         self.step = suite_backends.backend_setup(backend, dtype, n, batch)
@@ -39,12 +37,11 @@ class BackendDecode:
         self.step()
 
 
-class CudaDecode:
+class CudaDecode(Benchmark):
     """torch on CUDA, weights in a pool of ≥ 4× the L2, timed by CUDA-graph replay; measured in setup_cache."""
 
     params = (["torch-cuda"], list(params.gpu_dtypes()), list(params.gpu_sizes()), list(params.gpu_batches()))
     param_names = ("backend", "dtype", "n", "batch")
-    timeout = 600
 
     def setup_cache(self):
         return suite_backends.gpu_grid(params.gpu_dtypes(), params.gpu_sizes(), params.gpu_batches())
@@ -70,7 +67,7 @@ class CudaDecode:
     track_seconds.unit = "µs per call"
 
 
-class CallOverhead:
+class CallOverhead(Benchmark):
     """The overhead roof: a tiny one-matrix step (n=64, fp32) timed alone and amortized, in µs."""
 
     params = (list(BACKENDS),)

@@ -2,8 +2,10 @@
 
 from roofline.suite import harness as suite
 
+from .common import Benchmark
 
-class MemoryBandwidth:
+
+class MemoryBandwidth(Benchmark):
     """STREAM-style bandwidth on all cores over arrays ≥ 4× the LLC; ``add`` is the roof."""
 
     params = (["copy", "add", "triad"],)
@@ -16,7 +18,7 @@ class MemoryBandwidth:
     track_bandwidth_ceiling.unit = "GB/s"
 
 
-class GemmPeak:
+class GemmPeak(Benchmark):
     """Square-GEMM rate through numpy's BLAS, the kernels' own BLAS."""
 
     params = (["float32", "float64"],)

@@ -2,11 +2,11 @@
 
 from roofline.suite import harness as suite
 
+from .common import Benchmark
 
-class Crossover:
+
+class Crossover(Benchmark):
     """Where decode turns compute-bound on this machine, float32 weights."""
-
-    timeout = 600
 
     def track_observed_crossover_batch(self):
         return suite.observed_crossover()

@@ -8,18 +8,15 @@ own regression view, which reads lower as better, watch the same kernel.
 from roofline.suite import harness as suite
 from roofline.suite import params
 
+from .common import Benchmark
 
-class DecodeDRAM:
+
+class DecodeDRAM(Benchmark):
     """Weights rotated through a pool of ≥ 4× the last-level cache: every call reads DRAM."""
 
     params = (list(params.sizes()), list(params.batches()))
     param_names = ("n", "batch")
     regime = "dram"
-    timeout = 600
-    # time_ settings: one process, asv calibrates calls per sample.
-    rounds = 1
-    repeat = (3, 10, 10.0)
-    warmup_time = 0.05
 
     def setup(self, n, batch):
         self.step = suite.decode_setup(n, batch, self.regime)
@@ -45,12 +42,11 @@ class DecodeCacheResident(DecodeDRAM):
     regime = "cache"
 
 
-class DecodeRooflineFraction:
+class DecodeRooflineFraction(Benchmark):
     """Fraction of the attainable roofline reached in the DRAM regime, against ceilings measured this run."""
 
     params = DecodeDRAM.params
     param_names = DecodeDRAM.param_names
-    timeout = 600
 
     def setup_cache(self):
         return suite.suite_ceilings()
