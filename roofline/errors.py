@@ -1,4 +1,9 @@
-"""The exceptions the package raises, and what each means to a user."""
+"""The exceptions the package raises, what each means to a user, and the checks that raise BadInput."""
+
+from __future__ import annotations
+
+import math
+import numbers
 
 
 class RooflineError(Exception):
@@ -23,3 +28,19 @@ class BackendUnavailable(RooflineError, NotImplementedError):
     """An optional backend (torch, CUDA, a dtype) is missing here; benchmarks skip on it."""
 
     exit_code = 2
+
+
+def positive(what: str, value: object) -> float:
+    """``value`` if it is a finite real number above zero (a bool is not); BadInput naming ``what`` if not."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise BadInput(f"{what} must be a number, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise BadInput(f"{what} must be positive and finite, got {value!r}")
+    return value
+
+
+def positive_int(what: str, value: object) -> int:
+    """``value`` if it is an integer above zero (a bool is not); BadInput naming ``what`` if not."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise BadInput(f"{what} must be a positive integer, got {value!r}")
+    return value

@@ -7,7 +7,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..errors import BackendUnavailable, BadInput, KernelMismatch
+from ..errors import BackendUnavailable, BadInput, KernelMismatch, positive_int
 from ..host import llc_bytes
 from ..model.dtypes import by_numpy
 from . import pools
@@ -135,9 +135,8 @@ def decode_step(
     ``regime="cache"``: one matrix, as in the lab; BackendUnavailable when it does not fit
     in the LLC (it would not be cache-resident).
     """
-    for name, value in (("n", n), ("batch", batch)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-            raise BadInput(f"{name} must be a positive integer, got {value!r}")
+    positive_int("n", n)
+    positive_int("batch", batch)
     dt = pools.numpy_dtype(dtype)
     llc = llc if llc is not None else llc_bytes()[0]
     if regime == "dram":

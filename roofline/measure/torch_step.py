@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import BackendUnavailable, BadInput, KernelMismatch
+from ..errors import BackendUnavailable, BadInput, KernelMismatch, positive_int
 from ..host import llc_bytes
 from ..model.dtypes import DTYPES, STEPS
 from . import pools
@@ -153,12 +153,6 @@ class TorchDecodeStep:
         )
 
 
-def _check_shape(n: int, batch: int) -> None:
-    for name, value in (("n", n), ("batch", batch)):
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise BadInput(f"{name} must be a positive integer, got {value!r}")
-
-
 def quantize_fp8(t, torch):
     """Per-tensor e4m3 quantization: (values, float32 scale) with values·scale ≈ t."""
     fmax = torch.finfo(torch.float8_e4m3fn).max
@@ -285,7 +279,8 @@ def torch_decode_step(
     Which (device, dtype) pairs the suite offers is :mod:`roofline.measure.backends`' business; this
     builds any pair torch can run (fp8 on CPU too, where torch has ``_scaled_mm`` there).
     """
-    _check_shape(n, batch)
+    positive_int("n", n)
+    positive_int("batch", batch)
     if dtype not in STEPS:
         raise BadInput(f"unknown dtype {dtype!r} for torch (use one of: {', '.join(STEPS)})")
     if regime not in ("dram", "cache"):

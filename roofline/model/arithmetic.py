@@ -6,27 +6,17 @@ Decoding one token for ``batch`` sequences reads every weight once and does
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Literal
 
-from ..errors import BadInput
+from ..errors import positive
 from .hardware import Hardware
 
 Bound = Literal["bandwidth", "compute"]
 
 
-def _positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise BadInput(f"{name} must be a number, got {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise BadInput(f"{name} must be positive and finite, got {value!r}")
-    return value
-
-
 def arithmetic_intensity(batch: float, bytes_per_param: float = 2) -> float:
     """FLOP per weight byte of one decode step: 2·batch / bytes_per_param."""
-    return 2 * _positive("batch", batch) / _positive("bytes_per_param", bytes_per_param)
+    return 2 * positive("batch", batch) / positive("bytes_per_param", bytes_per_param)
 
 
 def gemm_intensity(n: int, batch: int, bytes_per_element: float = 4, m: int | None = None) -> float:
@@ -36,10 +26,10 @@ def gemm_intensity(n: int, batch: int, bytes_per_element: float = 4, m: int | No
     2·n²·b / (bytes · (n² + 2·n·b)). It rises with batch and never exceeds
     :func:`arithmetic_intensity`, which it approaches as n grows.
     """
-    n = _positive("n", n)
-    m = n if m is None else _positive("m", m)
-    b = _positive("batch", batch)
-    bpe = _positive("bytes_per_element", bytes_per_element)
+    n = positive("n", n)
+    m = n if m is None else positive("m", m)
+    b = positive("batch", batch)
+    bpe = positive("bytes_per_element", bytes_per_element)
     return 2 * m * n * b / (bpe * (m * n + n * b + m * b))
 
 
@@ -50,12 +40,12 @@ def ridge_point(hw: Hardware, dtype: str = "bf16") -> float:
 
 def crossover_batch(hw: Hardware, bytes_per_param: float = 2, dtype: str = "bf16") -> float:
     """Batch at which decode turns compute-bound: peak / bandwidth · bytes_per_param / 2."""
-    return ridge_point(hw, dtype) * _positive("bytes_per_param", bytes_per_param) / 2
+    return ridge_point(hw, dtype) * positive("bytes_per_param", bytes_per_param) / 2
 
 
 def attainable(hw: Hardware, intensity: float, dtype: str = "bf16") -> float:
     """The roofline: min(peak, intensity · bandwidth) in FLOP/s. Every roof drawn or divided by is this."""
-    return min(hw.peak(dtype), _positive("intensity", intensity) * hw.bandwidth)
+    return min(hw.peak(dtype), positive("intensity", intensity) * hw.bandwidth)
 
 
 def bound(hw: Hardware, intensity: float, dtype: str = "bf16") -> Bound:
@@ -70,4 +60,4 @@ def bound_at(hw: Hardware, batch: float, bytes_per_param: float = 2, dtype: str 
 
 def roofline_fraction(achieved_flops: float, hw: Hardware, intensity: float, dtype: str = "bf16") -> float:
     """Achieved FLOP/s as a fraction of the attainable roofline at ``intensity``."""
-    return _positive("achieved FLOP/s", achieved_flops) / attainable(hw, intensity, dtype)
+    return positive("achieved FLOP/s", achieved_flops) / attainable(hw, intensity, dtype)

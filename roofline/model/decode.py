@@ -14,11 +14,10 @@ Activations, the embedding lookup and kernel launch latency are not counted.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..errors import BadInput
+from ..errors import BadInput, positive, positive_int
 from .arithmetic import ridge_point
 from .hardware import Hardware
 from .llm import INT4_GROUP_SIZE, ModelShape, bytes_per_kv_element, bytes_per_weight
@@ -61,18 +60,14 @@ def check_inputs(
     group_size: int = INT4_GROUP_SIZE,
 ) -> None:
     """BadInput on anything a DecodeSetup refuses that does not depend on the hardware."""
-    _check_count("context", context)
-    _check_count("tensor parallel degree", tp)
+    positive_int("context", context)
+    positive_int("tensor parallel degree", tp)
     if model.kv_heads % tp:
         raise BadInput(f"tensor parallel degree {tp} does not divide {model.name}'s {model.kv_heads} KV heads")
     bytes_per_weight(dtype, group_size)
     bytes_per_kv_element(kv_dtype)
-    if interconnect is not None and (
-        isinstance(interconnect, bool)
-        or not isinstance(interconnect, numbers.Real)
-        or not (math.isfinite(interconnect) and interconnect > 0)
-    ):
-        raise BadInput(f"interconnect bandwidth must be positive and finite, got {interconnect!r}")
+    if interconnect is not None:
+        positive("interconnect bandwidth", interconnect)
 
 
 @dataclass(frozen=True)
@@ -178,11 +173,6 @@ class DecodeSetup:
         return self.weight_bytes_stored + batch * self.kv_bytes_per_sequence
 
 
-def _check_count(what: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise BadInput(f"{what} must be a positive integer, got {value!r}")
-
-
 # ---- one step ---------------------------------------------------------------------------------
 
 
@@ -242,7 +232,7 @@ class Step:
 
 def step(setup: DecodeSetup, batch: int) -> Step:
     """The roofline bound of one decode step of ``batch`` sequences at the setup's context."""
-    _check_count("batch", batch)
+    positive_int("batch", batch)
     hw = setup.hardware
     weights = setup.weight_bytes_read(batch)
     kv = batch * setup.kv_bytes_per_sequence

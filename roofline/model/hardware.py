@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass, field
 
-from ..errors import BadInput
+from ..errors import BadInput, positive
 
 
 @dataclass(frozen=True)
@@ -29,13 +27,13 @@ class Hardware:
     def __post_init__(self) -> None:
         if not self.name:
             raise BadInput("hardware needs a name")
-        _check_positive(f"{self.name}: bandwidth", self.bandwidth)
+        positive(f"{self.name}: bandwidth", self.bandwidth)
         if not self.peak_flops:
             raise BadInput(f"{self.name}: no peak FLOP/s given")
         for dtype, flops in self.peak_flops.items():
-            _check_positive(f"{self.name}: peak {dtype} FLOP/s", flops)
+            positive(f"{self.name}: peak {dtype} FLOP/s", flops)
         if self.memory_bytes is not None:
-            _check_positive(f"{self.name}: memory", self.memory_bytes)
+            positive(f"{self.name}: memory", self.memory_bytes)
 
     def peak(self, dtype: str) -> float:
         """Dense peak FLOP/s for ``dtype``; BadInput naming the dtypes known if absent."""
@@ -44,13 +42,6 @@ class Hardware:
         except KeyError:
             known = ", ".join(sorted(self.peak_flops)) or "none"
             raise BadInput(f"{self.name} has no peak for dtype {dtype!r} (known: {known})") from None
-
-
-def _check_positive(what: str, value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise BadInput(f"{what} must be a number, got {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise BadInput(f"{what} must be a positive finite number, got {value!r}")
 
 
 #: The lab's H100: bf16 dense peak and HBM3 bandwidth as NVIDIA publishes them (H100 SXM5 datasheet).

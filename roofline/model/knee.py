@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from ..errors import BadInput
+from ..errors import BadInput, positive
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,7 @@ def _check(batches: Sequence[float], times: Sequence[float]) -> tuple[list[float
         raise BadInput("a knee needs at least two batch sizes")
     for name, seq in (("batch", batches), ("time", times)):
         for v in seq:
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-                raise BadInput(f"every {name} must be a positive finite number, got {v!r}")
+            positive(f"every {name}", v)
     pairs = sorted(zip(batches, times, strict=True))
     if len({b for b, _ in pairs}) != len(pairs):
         raise BadInput("batch sizes must be distinct")

@@ -13,7 +13,7 @@ import tomllib
 from dataclasses import dataclass, fields
 from importlib import resources
 
-from ..errors import BadInput
+from ..errors import BadInput, positive_int
 
 #: Bytes per stored weight, before any quantization scales.
 WEIGHT_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
@@ -87,9 +87,9 @@ class ModelShape:
 
     def __post_init__(self) -> None:
         for f in COUNT_FIELDS:
-            _check_count(f"{self.name}: {f.replace('_', ' ')}", getattr(self, f))
+            positive_int(f"{self.name}: {f.replace('_', ' ')}", getattr(self, f))
         if self.sliding_window is not None:
-            _check_count(f"{self.name}: sliding window", self.sliding_window)
+            positive_int(f"{self.name}: sliding window", self.sliding_window)
         if self.heads % self.kv_heads:
             raise BadInput(f"{self.name}: {self.heads} heads is not a multiple of {self.kv_heads} KV heads")
         if self.experts_per_token > self.experts:
@@ -178,11 +178,6 @@ class ModelShape:
         return out
 
 
-def _check_count(what: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise BadInput(f"{what} must be a positive integer, got {value!r}")
-
-
 # ---- presets ----------------------------------------------------------------------------------
 
 #: The fields a shape needs; the rest have defaults.
@@ -259,8 +254,8 @@ def custom_model(base: ModelShape | None = None, name: str | None = None, **shap
 
 def _default_head_dim(shape: dict[str, object]) -> int:
     hidden, heads = shape["hidden"], shape["heads"]
-    _check_count("hidden", hidden)
-    _check_count("heads", heads)
+    positive_int("hidden", hidden)
+    positive_int("heads", heads)
     if hidden % heads:
         raise BadInput(f"hidden {hidden} is not a multiple of {heads} heads: give --head-dim")
     return hidden // heads

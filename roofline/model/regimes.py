@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping
 from typing import Protocol
 
-from ..errors import BadInput
+from ..errors import positive
 
 ROOFS = ("overhead", "bandwidth", "compute")
 
@@ -27,18 +27,12 @@ class Figures(Protocol):
     def as_dict(self) -> dict[str, object]: ...
 
 
-def _positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise BadInput(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
-
-
 def floors(flops: float, bytes_moved: float, overhead_s: float, bandwidth: float, peak: float) -> dict[str, float]:
     """Seconds per call under each roof: overhead, bytes / bandwidth, flops / peak."""
     return {
-        "overhead": _positive("overhead seconds", overhead_s),
-        "bandwidth": _positive("bytes", bytes_moved) / _positive("bandwidth", bandwidth),
-        "compute": _positive("flops", flops) / _positive("peak", peak),
+        "overhead": positive("overhead seconds", overhead_s),
+        "bandwidth": positive("bytes", bytes_moved) / positive("bandwidth", bandwidth),
+        "compute": positive("flops", flops) / positive("peak", peak),
     }
 
 
@@ -53,8 +47,8 @@ def overhead_bound_n(overhead_s: float, bandwidth: float, bytes_per_param: float
     n* = sqrt(overhead · bandwidth / bytes_per_param): an n×n read at full bandwidth lasts
     exactly one overhead there.
     """
-    t = _positive("overhead seconds", overhead_s)
-    return math.sqrt(t * _positive("bandwidth", bandwidth) / _positive("bytes per param", bytes_per_param))
+    t = positive("overhead seconds", overhead_s)
+    return math.sqrt(t * positive("bandwidth", bandwidth) / positive("bytes per param", bytes_per_param))
 
 
 def classify(
