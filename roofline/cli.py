@@ -62,8 +62,7 @@ def int_list(text: str) -> list[int]:
 
 def output_path(text: str) -> Path:
     """A file to write: its folder must exist and take a new file (tried, then removed)."""
-    import os
-    import tempfile
+    from .host import check_writable
 
     path = Path(text)
     folder = path.parent if str(path.parent) else Path(".")
@@ -72,9 +71,7 @@ def output_path(text: str) -> Path:
     if not folder.is_dir():
         raise argparse.ArgumentTypeError(f"folder {folder} does not exist")
     try:
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".roofline-probe-")
-        os.close(fd)
-        os.unlink(probe)
+        check_writable(folder)
     except OSError as exc:
         raise argparse.ArgumentTypeError(f"folder {folder} is not writable ({exc.strerror or exc})") from None
     return path

@@ -1,15 +1,18 @@
-"""Facts about this machine: caches, cores, memory, BLAS and its threads, and its GPU."""
+"""Facts about this machine: caches, cores, memory, BLAS and its threads, its GPU; and writing files on it."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import re
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-from .errors import BadInput
+from .errors import BackendUnavailable, BadInput
 
 #: Used when the OS does not say how large the last-level cache is: larger than any CPU's LLC
 #: shipping today, so that a pool sized from it still escapes the cache.
@@ -155,6 +158,18 @@ def host_facts() -> dict[str, object]:
 
 # ---- the GPU -------------------------------------------------------------------------------
 
+
+def import_torch():
+    """torch, or BackendUnavailable saying why not; asking costs no import when torch is not installed."""
+    if importlib.util.find_spec("torch") is None:
+        raise BackendUnavailable("torch is not installed")
+    try:
+        import torch
+    except ImportError as exc:
+        raise BackendUnavailable(f"torch does not import: {exc}") from None
+    return torch
+
+
 #: nvidia-smi fields read for clocks and state, in order.
 SMI_FIELDS = (
     "name",
@@ -219,8 +234,8 @@ def gpu_facts(index: int = 0) -> dict[str, object] | None:
     :func:`roofline.suite.machine_file.machine_keys` files as the machine's ``gpu`` key.
     """
     try:
-        import torch
-    except ImportError:
+        torch = import_torch()
+    except BackendUnavailable:
         return None
     if not torch.cuda.is_available():
         return None
@@ -247,3 +262,30 @@ def gpu_present() -> bool:
     """
     gpus = Path("/proc/driver/nvidia/gpus")
     return Path("/dev/nvidiactl").exists() or (gpus.is_dir() and any(gpus.iterdir()))
+
+
+# ---- files ---------------------------------------------------------------------------------
+
+
+def check_writable(folder: Path) -> None:
+    """Create and remove a file in ``folder``; OSError when it takes none (root passes permission checks, /proc not)."""
+    fd, probe = tempfile.mkstemp(dir=folder, prefix=".roofline-probe-")
+    os.close(fd)
+    os.unlink(probe)
+
+
+def replace_atomically(path: Path, write: Callable[[Path], None]) -> None:
+    """``write`` a temporary file beside ``path``, then rename it over ``path`` (keeping its mode).
+
+    Readers see the old file or the whole new one; a failure leaves no temporary file behind.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

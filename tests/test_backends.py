@@ -71,16 +71,16 @@ def fake_torch(cuda: str | None, visible: bool, capability=(9, 0), scaled_mm=Tru
     ],
 )
 def test_cuda_rules_give_the_reason(monkeypatch, torch, dtype, reason):
-    monkeypatch.setattr(backends, "_torch", lambda: torch)
+    monkeypatch.setattr(backends, "import_torch", lambda: torch)
     with pytest.raises(BackendUnavailable, match=reason):
         backends.available("torch-cuda", dtype)
 
 
 def test_cuda_rules_pass_on_a_capable_device(monkeypatch):
-    monkeypatch.setattr(backends, "_torch", lambda: fake_torch("12.4", True, (9, 0)))
+    monkeypatch.setattr(backends, "import_torch", lambda: fake_torch("12.4", True, (9, 0)))
     for dtype in backends.BACKENDS["torch-cuda"]:
         backends.available("torch-cuda", dtype)
-    monkeypatch.setattr(backends, "_torch", lambda: fake_torch("12.4", True, (8, 0)))
+    monkeypatch.setattr(backends, "import_torch", lambda: fake_torch("12.4", True, (8, 0)))
     backends.available("torch-cuda", "tf32")
 
 

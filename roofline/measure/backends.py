@@ -12,9 +12,8 @@ no torch import when torch is not installed.
 
 from __future__ import annotations
 
-import importlib.util
-
 from ..errors import BackendUnavailable, BadInput
+from ..host import import_torch
 from ..model.dtypes import DTYPES, STEPS
 from .numpy_step import Regime
 
@@ -36,16 +35,6 @@ def check_names(backend: str, dtype: str) -> None:
         raise BadInput(f"unknown dtype {dtype!r} (use one of: {', '.join(STEPS)})")
 
 
-def _torch():
-    if importlib.util.find_spec("torch") is None:
-        raise BackendUnavailable("torch is not installed")
-    try:
-        import torch
-    except ImportError as exc:
-        raise BackendUnavailable(f"torch does not import: {exc}") from None
-    return torch
-
-
 def _cuda_reason(torch) -> str | None:
     if torch.version.cuda is None:
         return f"torch {torch.__version__} is a CPU-only build"
@@ -61,7 +50,7 @@ def available(backend: str, dtype: str) -> None:
         raise BackendUnavailable(f"{backend} offers no {dtype} (it offers {', '.join(BACKENDS[backend])})")
     if backend == "numpy":
         return
-    torch = _torch()
+    torch = import_torch()
     if backend == "torch-cpu":
         return
     reason = _cuda_reason(torch)
@@ -94,7 +83,7 @@ def inventory() -> list[dict[str, object]]:
 def torch_threads() -> int | None:
     """torch's intra-op threads, None without torch (torch is imported only if installed)."""
     try:
-        return int(_torch().get_num_threads())
+        return int(import_torch().get_num_threads())
     except BackendUnavailable:
         return None
 

@@ -9,13 +9,13 @@ against float64 on sampled rows, and are timed with CUDA events around back-to-b
 from __future__ import annotations
 
 from ..errors import BackendUnavailable, BadInput, KernelMismatch
-from ..host import gpu_facts
+from ..host import gpu_facts, import_torch
 from ..model.dtypes import DTYPES, STEPS
 from ..model.hardware import Hardware
 from .backends import GPU_DTYPES, available
 from .ceilings import Bandwidth, Ceilings, GemmPeak
 from .cuda_timing import Device, TorchCuda, time_events
-from .torch_step import as_float64, import_torch, quantize_fp8, set_tf32
+from .torch_step import as_float64, quantize_fp8, set_tf32
 
 #: Square size of the GEMM ceiling: 8192³ keeps an H100-class chip busy for ~1 ms in bf16.
 GEMM_N = 8192

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..errors import BackendUnavailable, BadInput
+from ..host import import_torch
 from .timing import Timing
 
 #: Upper bound on calls per timed sample (a kernel of a few µs needs ~1000 for a 5 ms sample).
@@ -44,19 +45,11 @@ class Device(Protocol):
         ...
 
 
-def _torch():
-    try:
-        import torch
-    except ImportError:
-        raise BackendUnavailable("torch is not installed") from None
-    return torch
-
-
 class TorchCuda:
     """The current CUDA device through torch: events, synchronize, CUDA-graph capture."""
 
     def __init__(self) -> None:
-        torch = _torch()
+        torch = import_torch()
         if not torch.cuda.is_available():
             raise BackendUnavailable(f"torch {torch.__version__} sees no CUDA device")
         self.torch = torch

@@ -152,9 +152,6 @@ def decode_step(
     else:
         raise BadInput(f"unknown regime {regime!r} (use 'dram' or 'cache')")
     pool = pools.weight_pool(n, count, dtype, seed)
-    # Map every page now (one element per page), so no timed call pays a page fault.
-    flat = pool.reshape(-1)
-    float(flat[:: max(1, 4096 // dt.itemsize)].sum())
     x = pools.random_array((n, batch), dtype, seed + 1)
     out = pools.random_array((n, batch), dtype, seed + 2)
     step = DecodeStep(pool=pool, x=x, out=out, regime=regime, llc_bytes=llc)

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import BadInput
-from ..host import available_memory_bytes, cpu_count
+from ..host import available_memory_bytes, cpu_count, replace_atomically
 from ..model.dtypes import by_numpy
 
 #: Elements per independently seeded chunk.
@@ -95,27 +95,28 @@ def shared_random(nelements: int, dtype: str = "float32", seed: int = 0) -> np.n
     except OSError as exc:
         raise BadInput(f"cannot use the data cache {directory}: {exc.strerror or exc}") from None
     check_fits(nbytes, f"a random buffer of {nelements} {dt.name} values", directory)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=path.name + ".", suffix=".tmp")
-    try:
-        os.ftruncate(fd, nbytes)
-        os.close(fd)
+
+    def fill(tmp: Path) -> None:
+        os.truncate(tmp, nbytes)
         buf = np.memmap(tmp, dtype=dt, mode="r+")
         _fill(buf, dt, seed)
         buf.flush()
-        del buf
-        os.replace(tmp, path)  # atomic: readers see the old file or the whole new one
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    replace_atomically(path, fill)  # other processes see no file or the whole one
     return np.memmap(path, dtype=dt, mode="r")[:nelements]
 
 
 def weight_pool(n: int, count: int, dtype: str = "float32", seed: int = 0) -> np.ndarray:
-    """``count`` random n×n matrices as one read-only (count, n, n) view of shared memory."""
+    """``count`` random n×n matrices as one read-only (count, n, n) view of shared memory.
+
+    Every page is mapped before it is returned (one element read per page), so no timed call
+    pays a page fault.
+    """
     if n <= 0 or count <= 0:
         raise BadInput(f"a weight pool needs positive n and count, got n={n}, count={count}")
-    buf = shared_random(count * n * n, dtype, seed)
-    return buf[: count * n * n].reshape(count, n, n)
+    buf = shared_random(count * n * n, dtype, seed)[: count * n * n]
+    float(buf[:: max(1, 4096 // buf.itemsize)].sum())
+    return buf.reshape(count, n, n)
 
 
 def clear_cache() -> int:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import BackendUnavailable, BadInput, KernelMismatch, positive_int
-from ..host import llc_bytes
+from ..host import import_torch, llc_bytes
 from ..model.dtypes import DTYPES, STEPS
 from . import pools
 from .numpy_step import POOL_LLC_MULTIPLE, Regime, pool_count
@@ -24,15 +24,6 @@ from .timing import Timing, time_calls
 
 #: Output rows checked against the reference per validated matrix.
 CHECK_ROWS = 512
-
-
-def import_torch():
-    """torch, or BackendUnavailable saying it is not installed."""
-    try:
-        import torch
-    except ImportError:
-        raise BackendUnavailable("torch is not installed (the CPU build: pip install torch==2.13.0)") from None
-    return torch
 
 
 def cache_bytes(device: str) -> tuple[int, str]:
@@ -222,8 +213,6 @@ def _cpu_pool(n: int, count: int, dtype: str, seed: int, llc: int, torch):
     """
     source = min(count, pool_count(n, 4, llc))
     shared = pools.weight_pool(n, source, "float32", seed)
-    # Map every page now (one element per page), so no timed call pays a page fault.
-    float(shared.reshape(-1)[:: 4096 // 4].sum())
     with warnings.catch_warnings():  # the shared pool is read-only by design; nothing writes it
         warnings.simplefilter("ignore", UserWarning)
         base = torch.from_numpy(shared)

@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..errors import BackendUnavailable
-from ..host import gpu_clocks, gpu_facts, host_facts
+from ..host import gpu_clocks, gpu_facts, host_facts, import_torch
 from ..measure.backends import GPU_DTYPES, available, build_step
 from ..measure.cuda_ceilings import GEMM_N, measure_gpu_ceilings
 from ..measure.overhead import measure_overhead
 from ..measure.step import measure_step
-from ..measure.torch_step import import_torch
 from ..model import regimes
 from ..model.arithmetic import crossover_batch
 from ..model.dtypes import DTYPES, STEPS

@@ -17,11 +17,11 @@ import json
 import os
 import platform
 import re
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..errors import BadInput
+from ..host import replace_atomically
 from ..measure.ceilings import Ceilings
 from ..model.catalogue import match_host, parse_figure
 from ..model.dtypes import SUITE
@@ -150,24 +150,15 @@ def merge_entry(old: Mapping[str, object], new: Mapping[str, str], keep_measured
 def write_machine_file(path: Path, entries: Mapping[str, object]) -> None:
     """Write all ``entries`` (every machine's) atomically, in asv's layout (sorted, indented, versioned)."""
     data = {**entries, "version": MACHINE_FILE_VERSION}
+
+    def dump(tmp: Path) -> None:
+        tmp.write_text(json.dumps(data, indent=4, sort_keys=True) + "\n", encoding="utf-8")
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".asv-machine.", suffix=".tmp")
+        replace_atomically(path, dump)
     except OSError as exc:
         raise BadInput(f"cannot write the machine file {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=4, sort_keys=True)
-            f.write("\n")
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise BadInput(f"cannot write the machine file {path}: {exc.strerror or exc}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def register(

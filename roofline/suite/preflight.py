@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from ..errors import BadInput
-from ..host import llc_bytes
+from ..host import check_writable, llc_bytes
 from ..measure.numpy_step import pool_count
 from ..measure.pools import check_fits
 from ..model.dtypes import SUITE
@@ -18,9 +16,7 @@ def check_results_dir(results: Path) -> None:
     """The results folder must exist or be creatable, and be writable; nothing in it is touched."""
     try:
         results.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=results, prefix=".roofline-probe-")
-        os.close(fd)
-        os.unlink(probe)
+        check_writable(results)
     except OSError as exc:
         raise BadInput(f"results folder {results} is not writable: {exc.strerror or exc}") from None
 
