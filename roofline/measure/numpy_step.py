@@ -65,13 +65,6 @@ class DecodeStep:
         self._next = (self._next + 1) % len(self.pool)
         return np.matmul(w, self.x, out=self.out)
 
-    def describe(self) -> str:
-        label = "DRAM pool" if self.regime == "dram" else "cache-resident (one matrix)"
-        return (
-            f"n={self.n} batch={self.batch} {self.dtype}, {label}: {len(self.pool)} matrices, "
-            f"{self.pool_bytes / 2**20:.0f} MiB against an LLC of {self.llc_bytes / 2**20:.0f} MiB"
-        )
-
 
 def pool_count(n: int, itemsize: int, llc: int, multiple: int = POOL_LLC_MULTIPLE) -> int:
     """How many n×n matrices it takes to hold at least ``multiple`` × the LLC."""

@@ -136,13 +136,6 @@ class TorchDecodeStep:
         device = self.clock if self.clock is not None else TorchCuda()
         return time_device(self, device, method, repeats, warmup, min_sample_s, multiple=len(self.pool))
 
-    def describe(self) -> str:
-        where = "LLC" if self.device == "cpu" else "L2"
-        return (
-            f"{self.backend} n={self.n} batch={self.batch} {self.dtype}: {len(self.pool)} matrices, "
-            f"{self.pool_bytes / 2**20:.0f} MiB against a {self.llc_bytes / 2**20:.0f} MiB {where}"
-        )
-
 
 def quantize_fp8(t, torch):
     """Per-tensor e4m3 quantization: (values, float32 scale) with values·scale ≈ t."""
