@@ -13,6 +13,7 @@ from pathlib import Path
 from .arithmetic import gemm_intensity
 from .compare import BYTES_PER_WEIGHT, MachineSummary
 from .errors import BadInput
+from .files import atomic_path
 
 
 def _pyplot():
@@ -81,7 +82,8 @@ def plot_overlay(summaries: list[MachineSummary], path: Path) -> Path:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     try:
-        fig.savefig(path, dpi=120)
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=120)
     except (OSError, ValueError) as exc:
         raise BadInput(f"cannot write the plot to {path}: {exc}") from None
     finally:

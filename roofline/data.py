@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import BadInput
+from .files import atomic_path
 from .system import available_memory_bytes, cpu_count
 
 #: Elements per independently seeded chunk.
@@ -99,18 +100,12 @@ def shared_random(nelements: int, dtype: str = "float32", seed: int = 0) -> np.n
     except OSError as exc:
         raise BadInput(f"cannot use the data cache {directory}: {exc.strerror or exc}") from None
     check_fits(nbytes, f"a random buffer of {nelements} {dt.name} values", directory)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=path.name + ".", suffix=".tmp")
-    try:
-        os.ftruncate(fd, nbytes)
-        os.close(fd)
+    with atomic_path(path) as tmp:  # readers see the old file or the whole new one
+        os.truncate(tmp, nbytes)
         buf = np.memmap(tmp, dtype=dt, mode="r+")
         _fill(buf, dt, seed)
         buf.flush()
         del buf
-        os.replace(tmp, path)  # atomic: readers see the old file or the whole new one
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return np.memmap(path, dtype=dt, mode="r")[:nelements]
 
 

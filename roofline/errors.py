@@ -23,3 +23,14 @@ class BackendUnavailable(RooflineError, NotImplementedError):
     """An optional backend (torch, CUDA, a dtype) is missing here; benchmarks skip on it."""
 
     exit_code = 2
+
+
+class Interrupted(RooflineError):
+    """SIGINT or SIGTERM arrived: stop now, exit 128 + the signal's number (130, 143)."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.signum = int(signum)
+        self.exit_code = 128 + self.signum
+        super().__init__(f"stopped by {signal.Signals(self.signum).name}")

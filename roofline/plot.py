@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .errors import BadInput
+from .files import atomic_path
 from .hardware import H100
 
 FORMATS = (".png", ".svg")
@@ -94,7 +95,8 @@ def plot_report(reports: Sequence[Mapping[str, object]], path: Path, title: str 
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     try:
-        fig.savefig(path)
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp)
     except OSError as exc:
         raise BadInput(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:

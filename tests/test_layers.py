@@ -7,6 +7,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "roofline"
 
 LAYERS = [
     {"errors", "units"},
+    {"files", "interrupt"},
     {"hardware", "system"},
     {"arithmetic", "catalogue", "models", "timing", "data"},
     {"kernels", "gpu"},
