@@ -2,26 +2,28 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from . import params
-from .data import check_fits, numpy_dtype
+from .data import cache_dir, check_fits, numpy_dtype
 from .errors import BadInput
+from .files import probe_writable
 from .kernels import pool_count
 from .system import llc_bytes
 
 
-def check_results_dir(results: Path) -> None:
-    """The results folder must exist or be creatable, and be writable; nothing in it is touched."""
+def check_folder(folder: Path, what: str) -> None:
+    """``folder`` must exist or be creatable, and take a new file; nothing in it is touched."""
     try:
-        results.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=results, prefix=".roofline-probe-")
-        os.close(fd)
-        os.unlink(probe)
+        folder.mkdir(parents=True, exist_ok=True)
+        probe_writable(folder)
     except OSError as exc:
-        raise BadInput(f"results folder {results} is not writable: {exc.strerror or exc}") from None
+        raise BadInput(f"{what} {folder} is not writable: {exc.strerror or exc}") from None
+
+
+def check_results_dir(results: Path) -> None:
+    """The results folder must exist or be creatable, and be writable."""
+    check_folder(results, "results folder")
 
 
 def preflight(results: Path = Path(".asv/results")) -> list[str]:
@@ -36,6 +38,7 @@ def preflight(results: Path = Path(".asv/results")) -> list[str]:
     largest = max(pool_count(n, itemsize, llc) * n * n * itemsize for n in sizes)
     check_fits(largest, f"the DRAM weight pool ({max(sizes)}×{max(sizes)} float32)")
     check_results_dir(results)
+    check_folder(cache_dir(), "data cache folder (ROOFLINE_CACHE_DIR)")
     backend_plan = backends_plan()
     return [
         f"n: {', '.join(map(str, sizes))}; batch: {', '.join(map(str, batches))}; "

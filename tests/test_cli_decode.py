@@ -11,6 +11,8 @@ from roofline import ceilings, system
 from roofline.cli import main
 from roofline.hardware import Hardware
 
+from .clitools import one_line_error
+
 FAKE_HOST = Hardware("fake-host", {"fp32": 2e11, "fp64": 1e11}, 2e10, source="measured on fake-host")
 
 
@@ -37,7 +39,7 @@ def run(capsys, *argv):
 def assert_one_line_error(code, out, err):
     assert code == 2
     assert out == ""
-    assert err.startswith("roofline: error: ") and err.count("\n") == 1
+    one_line_error(err)
     assert "Traceback" not in err
 
 
