@@ -4,8 +4,8 @@ asv keeps ``machine, os, arch, cpu, num_cpu, ram`` per machine in ``~/.asv-machi
 copies every key of the entry into ``results/<machine>/machine.json`` and each result file,
 where ``asv publish`` turns keys whose values differ between runs into selectors. roofline adds
 ``blas``, ``blas_threads``, ``gpu``, ``device`` (the catalogue device the machine matches, or
-"none") and the measured ceilings ``measured_bandwidth`` and ``measured_peak_fp32``. Values are
-strings, as asv writes its own.
+"none"), ``llc_bytes`` and ``llc_source`` (the LLC the pools are sized from), and the measured
+ceilings ``measured_bandwidth`` and ``measured_peak_fp32``. Values are strings, as asv writes its own.
 
 Measured figures are kept from an existing entry unless a remeasure is asked for: a key whose
 value changes splits the machine's history into separate lines in asv's graphs.
@@ -17,20 +17,20 @@ import json
 import os
 import platform
 import re
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from .catalogue import match_host, parse_figure
 from .ceilings import Ceilings
 from .errors import BadInput
+from .files import atomic_write
 from .units import si
 
 #: The keys asv's own `asv machine` writes.
 ASV_KEYS = ("machine", "os", "arch", "cpu", "num_cpu", "ram")
 #: roofline's measured keys, with the unit of the value each holds.
 MEASURED_KEYS = {"measured_bandwidth": "B/s", "measured_peak_fp32": "FLOP/s"}
-ROOFLINE_KEYS = ("blas", "blas_threads", "gpu", "device", *MEASURED_KEYS)
+ROOFLINE_KEYS = ("blas", "blas_threads", "gpu", "device", "llc_bytes", "llc_source", *MEASURED_KEYS)
 NOT_MEASURED = "not measured"
 #: asv's format version of the machine file.
 MACHINE_FILE_VERSION = 1
@@ -112,6 +112,8 @@ def machine_keys(
         "blas_threads": str(host.get("blas_threads") or "unknown"),
         "gpu": gpu_name,
         "device": device.name if device else "none",
+        "llc_bytes": str(host.get("llc_bytes") or ""),
+        "llc_source": str(host.get("llc_source") or ""),
     }
     keys.update(measured_keys(ceilings))
     return keys
@@ -154,22 +156,9 @@ def write_machine_file(path: Path, entries: Mapping[str, object]) -> None:
     data = {**entries, "version": MACHINE_FILE_VERSION}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".asv-machine.", suffix=".tmp")
+        atomic_write(path, json.dumps(data, indent=4, sort_keys=True) + "\n")
     except OSError as exc:
         raise BadInput(f"cannot write the machine file {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=4, sort_keys=True)
-            f.write("\n")
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise BadInput(f"cannot write the machine file {path}: {exc.strerror or exc}") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def register(

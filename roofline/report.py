@@ -119,6 +119,8 @@ def build_report(
             warnings += guards.above_ceiling(
                 float(row["gflops"]), hw.peak(peak_name) / 1e9, f"{label} FLOP rate", "GFLOP/s"
             )
+    if llc:
+        warnings += guards.llc_overridden(float(llc), facts.get("llc_source"))
     cores = facts.get("num_cpu")
     if isinstance(cores, int):
         warnings += guards.blas_threads_below_cores(facts.get("blas_threads"), cores)

@@ -14,7 +14,7 @@ from .ceilings import CEILING_KERNEL, Ceilings, gemm_peak, measure_ceilings, str
 from .crossover import SWEEP_BATCHES, sweep
 from .kernels import DecodeStep, Regime, decode_step
 from .measure import measure_step
-from .system import blas_threads, cpu_count
+from .system import blas_threads, cpu_count, llc_bytes
 
 
 def _warn(lines: list[str]) -> None:
@@ -27,6 +27,7 @@ def decode_setup(n: int, batch: int, regime: Regime = "dram", dtype: str = "floa
     step = decode_step(n, batch, dtype, regime)
     if regime == "dram":
         _warn(guards.working_set_fits_llc(step.pool_bytes, step.llc_bytes, f"n={n} batch={batch}"))
+        _warn(guards.llc_overridden(step.llc_bytes, llc_bytes()[1]))
     _warn(guards.blas_threads_below_cores(blas_threads(), cpu_count()))
     return step
 
