@@ -78,7 +78,6 @@ def test_output_where_no_file_can_be_created_is_refused_before_measuring(capsys,
     assert not os.path.exists(target)
 
 
-
 @pytest.mark.parametrize("cache", ["/proc/roofline-cache", "/sys/roofline-cache"])
 def test_preflight_refuses_a_data_cache_folder_it_cannot_write(capsys, monkeypatch, small_machine, cache):
     """The data cache is checked like the results folder, before asv runs (not later, inside asv)."""
@@ -106,6 +105,7 @@ def test_machine_help_says_what_the_option_does(capsys, tmp_path, command):
     code, _, err = run(capsys, *args)
     one_line_exit_2(code, err)
     assert "pick one with --machine" in err
+
 
 def test_bench_outside_a_git_checkout(capsys, tmp_path, monkeypatch, small_machine):
     monkeypatch.chdir(tmp_path)
