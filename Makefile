@@ -26,7 +26,7 @@ bench: $(VENV)/.bench-installed
 
 test: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -p randomly
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools

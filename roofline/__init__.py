@@ -3,12 +3,13 @@
 The layers, lowest first. A module imports from its own layer and the layers before it, never
 from a later one (tests/test_layers.py reads this table; the README points here):
 
-    errors, units, host   exceptions and input checks, numbers for people, facts about this machine
-    model                 pure arithmetic, no clock: dtypes, hardware, roofline, catalogue, LLMs, knee, guards
-    measure               allocates, runs and times: pools, numpy and torch steps, timing, ceilings, sweeps
-    suite                 the asv side: parameters, what benchmarks call, names, preflight, machine file, results
-    report                answers for people: reports live, from results and of a GPU; compare, gate, plots
-    bench, cli, __main__  the commands, the only code that prints (with suite.harness, for asv's stderr)
+    errors, units, host, files, interrupt  errors and input checks, numbers for people, this machine,
+                                           atomic writes, stopping on a signal
+    model      pure arithmetic, no clock: dtypes, hardware, roofline, catalogue, LLMs, knee, regimes, guards
+    measure    allocates, runs and times: pools, numpy and torch steps, timing, ceilings, sweep, overhead
+    suite      the asv side: parameters, what benchmarks call, names, preflight, machine file, results
+    report     answers for people: reports live, from results and of a GPU; compare, gate, plots, specs
+    bench, cli, __main__  the commands; the only code that prints (with suite.harness, to asv's stderr)
 """
 
 __version__ = "0.1.0"

@@ -4,20 +4,33 @@ preflight → asv machine file (:func:`roofline.suite.machine_file.register`) �
 ``asv publish`` → the report and plot from the results just recorded. asv runs as a
 subprocess of this interpreter (``python -m asv``); a failed benchmark makes the exit status 1
 after everything else has still been published and reported, so no result that ran is lost.
+
+SIGINT or SIGTERM at any stage stops the run within a few seconds (see
+:mod:`roofline.interrupt`): asv and its benchmarks are stopped, any earlier result file asv
+left unreadable is restored, the results kept are named, and the exit status is 130 or 143.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-from .errors import BadInput
+from .errors import BadInput, Interrupted
+from .files import atomic_write
+from .interrupt import run_child, signals_raise
 from .suite.preflight import preflight
 
 
-def _asv(*args: str) -> int:
-    return subprocess.call([sys.executable, "-m", "asv", *args], stdin=subprocess.DEVNULL)
+def _say(line: str) -> None:
+    print(f"roofline: {line}", file=sys.stderr)
+
+
+def _asv(*args: str, env: dict[str, str] | None = None) -> int:
+    return run_child([sys.executable, "-m", "asv", *args], stdin=subprocess.DEVNULL, env=env)
 
 
 def head_commit() -> str:
@@ -28,6 +41,96 @@ def head_commit() -> str:
     return proc.stdout.strip()
 
 
+def base_interpreter() -> Path:
+    """The interpreter that made this virtual environment (this one, outside a venv)."""
+    return Path(getattr(sys, "_base_executable", None) or sys.executable)
+
+
+def asv_python(folder: Path) -> tuple[str, dict[str, str]]:
+    """asv's ``--python`` and environment so that its virtualenv is built by :func:`base_interpreter`.
+
+    asv's virtualenv plugin looks ``python<X.Y>`` up on PATH, where a pyenv shim or another
+    install may answer. ``folder`` gets a ``python<X.Y>`` link to the exact interpreter and
+    goes first on PATH. BadInput, naming it, when that interpreter does not run.
+    """
+    exe = base_interpreter()
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    try:
+        proc = subprocess.run(
+            [str(exe), "-c", "import sys; print(sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        works = proc.returncode == 0 and proc.stdout.strip() == str(sys.version_info[:2])
+    except (OSError, subprocess.SubprocessError):
+        works = False
+    if not works:
+        raise BadInput(
+            f"the interpreter that made this environment, {exe}, does not run as Python {version}; "
+            "asv cannot build its environment with it (make clean, then make bench PYTHON=...)"
+        )
+    link = folder / f"python{version}"
+    link.symlink_to(exe.resolve())
+    env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return version, env
+
+
+#: Builds asv's environments for one Python version, as `asv setup` does (whose exit status is always 1
+#: in asv 0.6.6: it returns its list of environments), then checks each one runs.
+_BUILD_ENV = """
+import sys
+from asv import environment
+from asv.commands.setup import Setup
+from asv.config import Config
+
+envs = list(environment.get_environments(Config.load("asv.conf.json"), [":" + sys.argv[1]], verbose=False))
+Setup.perform_setup(envs, parallel=1)
+sys.exit(0 if envs and all(env.check_presence() for env in envs) else 3)
+"""
+
+
+def build_asv_env(version: str, env: dict[str, str]) -> None:
+    """Build asv's virtualenv for ``version`` now; BadInput in one line, naming the interpreter, if it cannot."""
+    with tempfile.TemporaryFile("w+") as log:
+        status = run_child(
+            [sys.executable, "-c", _BUILD_ENV, version],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        if status != 0:
+            log.seek(0)
+            lines = [line.strip() for line in log.read().splitlines() if line.strip()]
+            why = lines[-1] if lines else f"exit status {status}"
+            raise BadInput(f"asv could not build its virtualenv with {base_interpreter()}: {why}")
+
+
+def _snapshot(folder: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
+
+
+def kept_results(folder: Path, before: dict[Path, bytes]) -> str:
+    """After an interrupted asv: restore any earlier file asv left unreadable; say what is kept."""
+    restored = []
+    for path, data in before.items():
+        try:
+            json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            atomic_write(path, data)
+            restored.append(path.name)
+    files = [p for p in sorted(folder.glob("*.json")) if p.name != "machine.json"] if folder.is_dir() else []
+    changed = [p.name for p in files if before.get(p) != p.read_bytes()]
+    line = f"results kept in {folder}: {len(files)} result file(s)"
+    line += f", {len(files) - len(changed)} untouched" if files else ""
+    line += f"; written by this run: {', '.join(changed)}" if changed else "; this run recorded nothing"
+    if restored:
+        line += f"; restored from before the run: {', '.join(restored)}"
+    return line
+
+
 def run_bench(
     results: Path = Path(".asv/results"),
     html: Path = Path(".asv/html"),
@@ -35,34 +138,60 @@ def run_bench(
     same_python: bool = False,
     bench: str | None = None,
 ) -> int:
-    """Run the suite and report; returns the exit status (0, or 1 if any benchmark failed)."""
+    """Run the suite and report; returns the exit status (0; 1 if a benchmark failed; 130/143 if stopped)."""
     try:
         import asv  # noqa: F401
     except ImportError:
         raise BadInput("roofline bench needs asv: pip install 'roofline[bench]'") from None
-    for line in preflight(results):
-        print(f"roofline: {line}")
-    commit = head_commit()
-    from .host import gpu_facts
-    from .suite.machine_file import register
+    stage = ["preflight"]
+    before: dict[Path, bytes] = {}
+    folder = results
+    with signals_raise():
+        try:
+            for line in preflight(results):
+                print(f"roofline: {line}")
+            commit = head_commit()
+            stage[0] = "the machine file"
+            from .host import gpu_facts
+            from .suite.machine_file import register
 
-    # asv's machine file, non-interactively, with roofline's keys (the GPU's name too: the same
-    # entry as `roofline machine` writes, so the key does not flip between the two)
-    machine, _, _ = register(machine, gpu=gpu_facts(), say=lambda line: print(f"roofline: {line}", file=sys.stderr))
+            # asv's machine file, non-interactively, with roofline's keys (the GPU's name too: the same
+            # entry as `roofline machine` writes, so the key does not flip between the two)
+            machine, _, _ = register(machine, gpu=gpu_facts(), say=_say)
+            folder = results / machine
+            before = _snapshot(folder)
+            return _run(results, html, machine, commit, same_python, bench, stage)
+        except Interrupted as exc:
+            print(f"roofline: {exc} during {stage[0]}", file=sys.stderr)
+            print(f"roofline: {kept_results(folder, before)}", file=sys.stderr)
+            return exc.exit_code
+
+
+def _run(
+    results: Path, html: Path, machine: str, commit: str, same_python: bool, bench: str | None, stage: list[str]
+) -> int:
     run = ["run", "--show-stderr", "--machine", machine]
-    run += ["--python=same", "--set-commit-hash", commit] if same_python else [f"{commit} --max-count=1"]
-    if bench:
-        run += ["--bench", bench]
-    asv_rc = _asv(*run)
-    if asv_rc < 0 or asv_rc == 130:
-        print("roofline: asv run was interrupted; results recorded so far are kept", file=sys.stderr)
-        return 130
+    with tempfile.TemporaryDirectory(prefix="roofline-python-") as tmp:
+        env = None
+        if same_python:
+            run += ["--python=same", "--set-commit-hash", commit]
+        else:
+            stage[0] = "asv's environment"
+            version, env = asv_python(Path(tmp))
+            build_asv_env(version, env)
+            run += [f"--python={version}", f"{commit} --max-count=1"]
+        if bench:
+            run += ["--bench", bench]
+        stage[0] = "asv run"
+        asv_rc = _asv(*run, env=env)
+    stage[0] = "asv publish"
     publish_rc = _asv("publish")
     if publish_rc == 0:
         print(f"roofline: HTML in {(html / 'index.html').resolve()} (serve it with: asv preview)")
     status = 0 if asv_rc == 0 and publish_rc == 0 else 1
     if asv_rc != 0:
         print("roofline: some benchmarks failed (see above); the others are recorded", file=sys.stderr)
+    stage[0] = "the report"
     _report(results, machine, commit, html)
     return status
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__
-from .errors import BadInput, RooflineError
+from .errors import BadInput, Interrupted, RooflineError
 
 if TYPE_CHECKING:
     from .report.cpu import Report
@@ -25,7 +25,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr and exit 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise BadInput(message if self.prog == "roofline" else f"{self.prog}: {message}")
+        exc = BadInput(message)
+        exc.prog = self.prog  # printed once, as the prefix: "roofline decode: error: ..."
+        raise exc
 
 
 # ---- argument types shared by subcommands -------------------------------------------------
@@ -62,7 +64,7 @@ def int_list(text: str) -> list[int]:
 
 def output_path(text: str) -> Path:
     """A file to write: its folder must exist and take a new file (tried, then removed)."""
-    from .host import check_writable
+    from .files import probe_writable
 
     path = Path(text)
     folder = path.parent if str(path.parent) else Path(".")
@@ -71,7 +73,7 @@ def output_path(text: str) -> Path:
     if not folder.is_dir():
         raise argparse.ArgumentTypeError(f"folder {folder} does not exist")
     try:
-        check_writable(folder)
+        probe_writable(folder)
     except OSError as exc:
         raise argparse.ArgumentTypeError(f"folder {folder} is not writable ({exc.strerror or exc})") from None
     return path
@@ -128,7 +130,7 @@ def _add_measure_flags(p: argparse.ArgumentParser) -> None:
     from .suite import params
 
     p.add_argument("--results", type=Path, help="build from an asv results folder instead of measuring")
-    p.add_argument("--machine", help="with --results: the machine to report (default: the only one, or the newest)")
+    p.add_argument("--machine", help="with --results: the machine to report (required when RESULTS holds several)")
     p.add_argument("--n", type=int_list, help=f"DRAM decode sizes (default {','.join(map(str, params.sizes()))})")
     p.add_argument("--batch", type=int_list, help=f"batches (default {','.join(map(str, params.batches()))})")
     p.add_argument(
@@ -516,8 +518,10 @@ def _run_gpu(args: argparse.Namespace) -> int:
     except BackendUnavailable as exc:
         raise BackendUnavailable(f"no CUDA GPU to measure: {exc}") from None
     if args.output is not None:
-        with open(args.output, "x") as f:
-            json.dump(run, f, indent=2, sort_keys=True, allow_nan=False, default=str)
+        from .files import atomic_write
+
+        text = json.dumps(run, indent=2, sort_keys=True, allow_nan=False, default=str)
+        atomic_write(args.output, text, exclusive=True)
     if args.json:
         emit_json(run)
     else:
@@ -551,18 +555,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: returns the exit code (0 ok, 1 failure or regression, 2 bad input)."""
-    try:
-        args = build_parser().parse_args(argv)
-        return COMMANDS[args.command][1](args)
-    except RooflineError as exc:
-        print(f"roofline: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("roofline: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
+    """Entry point: returns the exit code (0 ok, 1 failure or regression, 2 bad input, 130/143 on SIGINT/SIGTERM)."""
+    from .interrupt import signals_raise
+
+    with signals_raise(final=True):
+        try:
+            args = build_parser().parse_args(argv)
+            return COMMANDS[args.command][1](args)
+        except Interrupted as exc:
+            print(f"roofline: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except RooflineError as exc:
+            print(f"{getattr(exc, 'prog', 'roofline')}: error: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except KeyboardInterrupt:
+            print("roofline: interrupted", file=sys.stderr)
+            return 130
+        except BrokenPipeError:
+            return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,6 +30,17 @@ class BackendUnavailable(RooflineError, NotImplementedError):
     exit_code = 2
 
 
+class Interrupted(RooflineError):
+    """SIGINT or SIGTERM arrived: stop now, exit 128 + the signal's number (130, 143)."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.signum = int(signum)
+        self.exit_code = 128 + self.signum
+        super().__init__(f"stopped by {signal.Signals(self.signum).name}")
+
+
 def positive(what: str, value: object) -> float:
     """``value`` if it is a finite real number above zero (a bool is not); BadInput naming ``what`` if not."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

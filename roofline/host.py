@@ -1,4 +1,4 @@
-"""Facts about this machine: caches, cores, memory, BLAS and its threads, its GPU; and writing files on it."""
+"""Facts about this machine: caches, cores, memory, BLAS and its threads, and its GPU."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import platform
 import re
 import shutil
 import subprocess
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from .errors import BackendUnavailable, BadInput
@@ -262,30 +260,3 @@ def gpu_present() -> bool:
     """
     gpus = Path("/proc/driver/nvidia/gpus")
     return Path("/dev/nvidiactl").exists() or (gpus.is_dir() and any(gpus.iterdir()))
-
-
-# ---- files ---------------------------------------------------------------------------------
-
-
-def check_writable(folder: Path) -> None:
-    """Create and remove a file in ``folder``; OSError when it takes none (root passes permission checks, /proc not)."""
-    fd, probe = tempfile.mkstemp(dir=folder, prefix=".roofline-probe-")
-    os.close(fd)
-    os.unlink(probe)
-
-
-def replace_atomically(path: Path, write: Callable[[Path], None]) -> None:
-    """``write`` a temporary file beside ``path``, then rename it over ``path`` (keeping its mode).
-
-    Readers see the old file or the whole new one; a failure leaves no temporary file behind.
-    """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -2,6 +2,7 @@
 a benchmark that raises, and an asv run killed mid-suite (SIGINT, SIGKILL)."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -40,6 +41,9 @@ def test_bench_runs_publishes_reports_and_plots(project):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "FLOPs per byte at the ridge" in proc.stdout
     assert "decode, weights from DRAM" in proc.stdout
+    # the report from asv's results knows the LLC the pools were sized from, and guards it
+    assert "last-level cache: 1 MiB (ROOFLINE_LLC_BYTES)" in proc.stdout
+    assert "comes from ROOFLINE_LLC_BYTES, not the OS" in proc.stdout.split("warnings:")[1]
     assert (repo / ".asv" / "html" / "index.html").is_file()
     assert (repo / ".asv" / "html" / "roofline.png").read_bytes()[:4] == b"\x89PNG"
 
@@ -62,49 +66,233 @@ def test_a_raising_benchmark_fails_the_run_but_keeps_the_others(project):
     assert "decode, weights from DRAM" in proc.stdout  # the report still comes
 
 
-SLOW_BENCHMARK = """
+# The second commit's suite: benchmarks that say when they run (the marker holds their pid), then take
+# their time, so a signal lands inside setup_cache or mid-benchmark; and a quick one to reach publish.
+MOMENT_BENCHMARKS = """
 import os, pathlib, time
+
+
+def _arrived():
+    pathlib.Path(os.environ["ROOFLINE_TEST_MARKER"]).write_text(str(os.getpid()))
+    time.sleep(120)
+
+
+class SlowCache:
+    timeout = 300
+
+    def setup_cache(self):
+        _arrived()
+
+    def track_after_cache(self, _):
+        return 1.0
 
 
 class Slow:
     timeout = 300
 
     def track_slow(self):
-        pathlib.Path(os.environ["ROOFLINE_TEST_MARKER"]).write_text("inside the suite")
-        time.sleep(120)
+        _arrived()
+        return 1.0
+
+
+class Quick:
+    def track_quick(self):
         return 1.0
 """
 
+# `python -m asv publish` announces itself and takes its time (imported at start-up via PYTHONPATH).
+SLOW_PUBLISH = """
+import os, pathlib, signal, sys, time
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
-def test_a_killed_run_leaves_earlier_results_intact(project, sig, tmp_path):
-    repo, env = project
+if sys.orig_argv[1:4] == ["-m", "asv", "publish"] and os.environ.get("ROOFLINE_TEST_MARKER"):
+    signal.signal(signal.SIGINT, lambda *_: os._exit(1))  # as asv would stop, minus its traceback
+    pathlib.Path(os.environ["ROOFLINE_TEST_MARKER"]).write_text(str(os.getpid()))
+    time.sleep(120)
+"""
+
+MOMENTS = {"setup_cache": r"slow\.SlowCache\.", "mid-benchmark": r"slow\.Slow\.", "publish": r"slow\.Quick\."}
+TWICE = "SIGINT twice"
+
+
+@pytest.fixture(scope="module")
+def interrupted_project(tmp_path_factory):
+    """A repo whose first commit has results, and whose second commit holds the benchmarks above."""
+    tmp = tmp_path_factory.mktemp("interrupt")
+    repo = scratch_repo(tmp / "repo")
+    (tmp / "home").mkdir()
+    env = asv_env(repo, tmp / "home", tmp / "cache")
     first = bench(repo, env, "--bench", "DecodeDRAM")
-    assert first.returncode == 0, first.stdout[-2000:]
-    before = snapshot(repo / ".asv" / "results" / "box")
-    # a second commit whose suite holds a benchmark that says when it runs, then takes its time
-    (repo / "benchmarks" / "slow.py").write_text(SLOW_BENCHMARK)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    (repo / "benchmarks" / "slow.py").write_text(MOMENT_BENCHMARKS)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "second")
+    (tmp / "site").mkdir()
+    (tmp / "site" / "sitecustomize.py").write_text(SLOW_PUBLISH)
+    return tmp
+
+
+def _default_signals():
+    # The test must not depend on how pytest was started (a background job starts with SIGINT ignored).
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rpartition(")")[2].split()[0] != "Z"
+
+
+def start_at_moment(prepared, tmp_path, moment, preexec=_default_signals):
+    """Copy the prepared project, start `roofline bench` on its second commit, wait for ``moment``."""
+    work = tmp_path / "work"
+    shutil.copytree(prepared, work, symlinks=True)
+    repo = work / "repo"
     marker = tmp_path / "marker"
+    env = asv_env(repo, work / "home", work / "cache", ROOFLINE_TEST_MARKER=str(marker), PYTHONPATH=str(work / "site"))
     proc = subprocess.Popen(
-        [*BENCH, "--bench", "DecodeDRAM|Slow"],
+        [*BENCH, "--bench", MOMENTS[moment]],
         cwd=repo,
-        env={**env, "ROOFLINE_TEST_MARKER": str(marker)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         start_new_session=True,
+        preexec_fn=preexec,
     )
     deadline = time.monotonic() + 120
     while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.1)
-    assert marker.exists(), "the slow benchmark never started"
+        time.sleep(0.05)
+    if not marker.exists():
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"never reached {moment}: exit {proc.returncode}\n{out[-2000:]}\n{err[-2000:]}")
+    time.sleep(0.2)  # the marker is written first thing: let the pid's sleep begin
+    return repo, proc, int(marker.read_text())
+
+
+@pytest.mark.parametrize("moment", list(MOMENTS))
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL", TWICE])
+def test_a_killed_run_stops_promptly_and_leaves_earlier_results_intact(interrupted_project, tmp_path, moment, how):
+    repo, proc, busy = start_at_moment(interrupted_project, tmp_path, moment)
+    before = snapshot(repo / ".asv" / "results" / "box")
+    sig = signal.SIGINT if how == TWICE else getattr(signal, how)
+    t0 = time.monotonic()
     os.killpg(proc.pid, sig)
-    proc.wait(timeout=60)
-    assert proc.returncode != 0
+    if how == TWICE:
+        time.sleep(0.3)
+        os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    elapsed = time.monotonic() - t0
+    print(f"{moment}, {how}: exit {proc.returncode} after {elapsed:.2f} s")
+    assert elapsed <= 10, f"{how} during {moment}: still running after {elapsed:.1f} s"
+    assert proc.returncode == {"SIGINT": 130, "SIGTERM": 143, "SIGKILL": -9, TWICE: 130}[how], err[-2000:]
+    if how != "SIGKILL":
+        assert "Traceback" not in err, err[-3000:]
+        assert f"during {'asv publish' if moment == 'publish' else 'asv run'}" in err, err[-2000:]
+        assert "results kept in" in err and "1 untouched" in err, err[-2000:]
+    # asv and the benchmark it ran are gone too, whichever process group they were in
+    deadline = time.monotonic() + 10
+    while _alive(busy) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(busy), f"process {busy} (inside {moment}) outlived the run"
     after = snapshot(repo / ".asv" / "results" / "box")
     for path, data in before.items():
         assert after.get(path) == data, f"{path} changed after the killed run"
-    again = bench(repo, env, "--bench", "DecodeDRAM")
-    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
-    assert len(result_files(repo, "box")) == 2
+    if moment == "mid-benchmark" and how == "SIGINT":
+        again = bench(repo, {**asv_env(repo, repo.parent / "home", repo.parent / "cache")}, "--bench", "DecodeDRAM")
+        assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+        assert len(result_files(repo, "box")) == 2
+
+
+def test_a_run_started_with_sigint_ignored_keeps_ignoring_it_and_stops_on_sigterm(interrupted_project, tmp_path):
+    repo, proc, busy = start_at_moment(interrupted_project, tmp_path, "mid-benchmark", preexec=_ignore_sigint)
+    os.killpg(proc.pid, signal.SIGINT)
+    with pytest.raises(subprocess.TimeoutExpired):  # nohup and background jobs ask for SIGINT to be ignored
+        proc.wait(timeout=2)
+    t0 = time.monotonic()
+    os.killpg(proc.pid, signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - t0 <= 10
+    assert proc.returncode == 143, err[-2000:]
+    deadline = time.monotonic() + 10
+    while _alive(busy) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(busy)
+
+
+# ---- asv's virtualenv is built by the interpreter that made this environment --------------------
+
+SHIM = '#!/bin/sh\necho "pyenv: $(basename "$0"): command not found" >&2\nexit 127\n'
+
+
+def broken_shims(folder):
+    """A PATH entry whose python3 and python3.X fail as a pyenv shim does for a version it lacks."""
+    folder.mkdir()
+    for name in ("python3", f"python{sys.version_info.major}.{sys.version_info.minor}"):
+        (folder / name).write_text(SHIM)
+        (folder / name).chmod(0o755)
+    return folder
+
+
+def test_asv_finds_the_exact_interpreter_before_a_broken_shim(tmp_path, monkeypatch):
+    from roofline.bench import asv_python, base_interpreter
+
+    monkeypatch.setenv("PATH", f"{broken_shims(tmp_path / 'shims')}{os.pathsep}{os.environ['PATH']}")
+    (tmp_path / "link").mkdir()
+    version, env = asv_python(tmp_path / "link")
+    assert version == f"{sys.version_info.major}.{sys.version_info.minor}"
+    # asv's own lookup, in the environment roofline bench gives asv
+    found = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"from asv.plugins.virtualenv import Virtualenv; print(Virtualenv._find_python({version!r}))",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert os.path.realpath(found) == os.path.realpath(base_interpreter())
+
+
+def test_an_interpreter_that_does_not_run_is_one_line(tmp_path, monkeypatch):
+    from roofline import bench as bench_module
+    from roofline.errors import BadInput
+
+    monkeypatch.setattr(bench_module, "base_interpreter", lambda: tmp_path / "gone" / "python3.13")
+    with pytest.raises(BadInput, match=r"gone/python3.13.* does not run"):
+        bench_module.asv_python(tmp_path)
+
+
+def test_make_bench_path_builds_asv_virtualenv_despite_a_broken_shim(project, tmp_path):
+    """`make bench PYTHON=...` under pyenv: python3.X on PATH is a shim that fails; asv must not use it."""
+    repo, env = project
+    env = {**env, "PATH": f"{broken_shims(tmp_path / 'shims')}{os.pathsep}{env['PATH']}"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "roofline", "bench", "--machine", "box", "--bench", r"decode\.DecodeDRAM\.track_gflops"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    files = result_files(repo, "box")
+    assert [f.name.split("-", 1)[1] for f in files] == [
+        f"virtualenv-py{sys.version_info.major}.{sys.version_info.minor}.json"
+    ]
+    values, _ = load_results(files[0])["decode.DecodeDRAM.track_gflops"]
+    assert all(v and v > 0 for v in values)
+    assert "decode, weights from DRAM" in proc.stdout

@@ -9,6 +9,8 @@ import pytest
 
 from roofline.cli import main
 
+from .clitools import one_line_error
+
 SMALL = [
     "--n",
     "128",
@@ -89,7 +91,7 @@ def test_preflight_and_cache(capsys, small_machine):
 def test_bad_input_is_one_line_and_exit_2(capsys, small_machine, argv, needle):
     code, out, err = run(capsys, *argv)
     assert code == 2
-    assert err.count("\n") == 1 and err.startswith("roofline: error:")
+    one_line_error(err)
     assert needle in err
     assert "Traceback" not in err
 

@@ -12,6 +12,8 @@ from roofline.cli import main
 from roofline.measure import ceilings
 from roofline.model.hardware import Hardware
 
+from .clitools import one_line_error
+
 FAKE_HOST = Hardware("fake-host", {"fp32": 2e11, "fp64": 1e11}, 2e10, source="measured on fake-host")
 
 
@@ -38,7 +40,7 @@ def run(capsys, *argv):
 def assert_one_line_error(code, out, err):
     assert code == 2
     assert out == ""
-    assert err.startswith("roofline: error: ") and err.count("\n") == 1
+    one_line_error(err)
     assert "Traceback" not in err
 
 

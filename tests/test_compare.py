@@ -12,6 +12,7 @@ from roofline.report.gate import direction
 from roofline.suite.results import read_results
 
 from .asv_fixtures import full_values, snapshot, two_machines, write_benchmarks, write_machine, write_run
+from .clitools import one_line_error
 
 A, B, C = "a" * 40, "b" * 40, "c" * 40
 
@@ -73,7 +74,7 @@ def test_missing_empty_and_unknown_commit_are_exit_2(tmp_path, results, capsys):
     ):
         assert main(args) == 2, args
         err = capsys.readouterr().err
-        assert err.startswith("roofline: error:") and err.count("\n") == 1, err
+        one_line_error(err)
 
 
 def test_corrupted_files_and_failed_benchmarks_give_na_cells(results, capsys):

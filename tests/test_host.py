@@ -89,26 +89,3 @@ def test_gpu_facts_none_without_cuda():
     if torch.cuda.is_available():
         pytest.skip("a CUDA device is present: this checks the CPU-only answer")
     assert host.gpu_facts() is None
-
-
-def test_replace_atomically_keeps_the_mode_and_leaves_nothing_on_failure(tmp_path):
-    target = tmp_path / "file.json"
-    target.write_text("old")
-    target.chmod(0o640)
-    host.replace_atomically(target, lambda tmp: tmp.write_text("new"))
-    assert target.read_text() == "new" and (target.stat().st_mode & 0o777) == 0o640
-
-    def broken(tmp):
-        tmp.write_text("half")
-        raise OSError("disk full")
-
-    with pytest.raises(OSError, match="disk full"):
-        host.replace_atomically(target, broken)
-    assert target.read_text() == "new" and sorted(p.name for p in tmp_path.iterdir()) == ["file.json"]
-
-
-def test_check_writable_leaves_no_probe_and_refuses_where_no_file_can_be(tmp_path):
-    host.check_writable(tmp_path)
-    assert list(tmp_path.iterdir()) == []
-    with pytest.raises(OSError):
-        host.check_writable(tmp_path / "missing")

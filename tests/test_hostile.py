@@ -18,6 +18,7 @@ import pytest
 from roofline.cli import COMMANDS, main
 
 from .asv_fixtures import full_values, snapshot, two_machines, write_benchmarks, write_machine, write_run
+from .clitools import one_line_error
 
 
 def run(capsys, *argv):
@@ -28,7 +29,7 @@ def run(capsys, *argv):
 
 def one_line_exit_2(code, err):
     assert code == 2, err
-    assert err.startswith("roofline: error: ") and err.count("\n") == 1, err
+    one_line_error(err)
     assert "Traceback" not in err
 
 
@@ -75,6 +76,35 @@ def test_output_where_no_file_can_be_created_is_refused_before_measuring(capsys,
     one_line_exit_2(code, err)
     assert "not writable" in err and out == ""
     assert not os.path.exists(target)
+
+
+@pytest.mark.parametrize("cache", ["/proc/roofline-cache", "/sys/roofline-cache"])
+def test_preflight_refuses_a_data_cache_folder_it_cannot_write(capsys, monkeypatch, small_machine, cache):
+    """The data cache is checked like the results folder, before asv runs (not later, inside asv)."""
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", cache)
+    code, out, err = run(capsys, "preflight", "--results", str(small_machine / "results"))
+    one_line_exit_2(code, err)
+    assert "data cache folder" in err and cache in err and out == ""
+
+
+def test_a_subcommand_usage_error_has_one_prefix(capsys):
+    code, _, err = run(capsys, "decode", "--model", "llama-3-8b", "--hardware", "h100", "--dtype", "fp4")
+    one_line_exit_2(code, err)
+    assert err.startswith("roofline decode: error: argument --dtype: invalid choice: 'fp4'"), err
+
+
+@pytest.mark.parametrize("command", ["report", "plot"])
+def test_machine_help_says_what_the_option_does(capsys, tmp_path, command):
+    """--help and the behaviour agree: several machines without --machine is refused, never 'the newest'."""
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "required when RESULTS holds several" in text and "newest" not in text
+    root = two_machines(tmp_path / "results")
+    args = [command, "--results", str(root)] + (["-o", str(tmp_path / "r.png")] if command == "plot" else [])
+    code, _, err = run(capsys, *args)
+    one_line_exit_2(code, err)
+    assert "pick one with --machine" in err
 
 
 def test_bench_outside_a_git_checkout(capsys, tmp_path, monkeypatch, small_machine):

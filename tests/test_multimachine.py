@@ -105,12 +105,15 @@ def suite(tmp_path_factory):
 
 
 def compare(suite, *args: str) -> subprocess.CompletedProcess:
-    return run(
+    """`roofline compare` on the suite's results; every call must leave them as they were."""
+    out = run(
         [sys.executable, "-m", "roofline", "compare", str(suite["results"]), *args],
         suite["repo"],
         suite["env"],
         check=False,
     )
+    assert snapshot(suite["results"]) == suite["snapshot"], f"compare {' '.join(args)} wrote into the results"
+    return out
 
 
 def test_machine_keys_reach_asv_results_and_html(suite):
@@ -157,10 +160,6 @@ def test_commits_gate_catches_the_deliberate_regression(suite):
     assert "machine beta: no results for commit" in out.stderr  # beta ran only the first commit
     back = compare(suite, "--commits", after, before, "--machine", "alpha")
     assert back.returncode == 0 and "IMPROVEMENT (higher is better)" in back.stdout
-
-
-def test_compare_never_wrote_into_the_results(suite):
-    assert snapshot(suite["results"]) == suite["snapshot"]  # runs after the compare tests above
 
 
 # ---- the published HTML in a browser -----------------------------------------------------------

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import BadInput
-from ..host import available_memory_bytes, cpu_count, replace_atomically
+from ..files import atomic_path
+from ..host import available_memory_bytes, cpu_count
 from ..model.dtypes import by_numpy
 
 #: Elements per independently seeded chunk.
@@ -95,14 +96,12 @@ def shared_random(nelements: int, dtype: str = "float32", seed: int = 0) -> np.n
     except OSError as exc:
         raise BadInput(f"cannot use the data cache {directory}: {exc.strerror or exc}") from None
     check_fits(nbytes, f"a random buffer of {nelements} {dt.name} values", directory)
-
-    def fill(tmp: Path) -> None:
+    with atomic_path(path) as tmp:  # readers see the old file or the whole new one
         os.truncate(tmp, nbytes)
         buf = np.memmap(tmp, dtype=dt, mode="r+")
         _fill(buf, dt, seed)
         buf.flush()
-
-    replace_atomically(path, fill)  # other processes see no file or the whole one
+        del buf
     return np.memmap(path, dtype=dt, mode="r")[:nelements]
 
 

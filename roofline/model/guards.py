@@ -23,6 +23,16 @@ def working_set_fits_llc(working_bytes: float, llc: float, label: str) -> list[s
     return []
 
 
+def llc_overridden(llc: float, source: object) -> list[str]:
+    """Warn when the LLC size the pools are sized from was set by hand, not read from the OS."""
+    if source == "ROOFLINE_LLC_BYTES":
+        return [
+            f"the LLC size ({llc / 2**20:g} MiB) comes from ROOFLINE_LLC_BYTES, not the OS: the DRAM pools are "
+            "sized from it and escape the cache only if the real LLC is no larger"
+        ]
+    return []
+
+
 def blas_threads_below_cores(threads: int | None, cores: int) -> list[str]:
     """Warn when the BLAS runs on fewer threads than this process may use."""
     if threads is not None and threads < cores:

@@ -276,6 +276,8 @@ def guard_warnings(report: Report) -> list[str]:
             warnings += guards.above_ceiling(float(p.gbps), hw.bandwidth / 1e9, f"{label} bandwidth", "GB/s")
         if hw is not None and p.gflops and peak in hw.peak_flops:
             warnings += guards.above_ceiling(float(p.gflops), hw.peak(peak) / 1e9, f"{label} FLOP rate", "GFLOP/s")
+    if llc:
+        warnings += guards.llc_overridden(float(llc), report.facts.get("llc_source"))
     cores = report.facts.get("num_cpu")
     if isinstance(cores, int):
         warnings += guards.blas_threads_below_cores(report.facts.get("blas_threads"), cores)

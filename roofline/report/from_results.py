@@ -43,9 +43,11 @@ def _decode_points(run: Run, cls: str, regime: str) -> tuple[Point, ...]:
 def facts_from_machine(info: dict[str, object], name: str) -> dict[str, object]:
     """The report's machine section from asv's machine.json (asv's keys and roofline's)."""
     facts: dict[str, object] = {"host": name}
-    for key in ("cpu", "arch", "os", "blas", "gpu", "catalogue_device", "llc_source"):
+    for key in ("cpu", "arch", "os", "blas", "gpu", "llc_source"):
         if info.get(key) not in (None, ""):
             facts[key] = info[key]
+    if info.get("device") not in (None, "", "none"):  # `roofline machine` records the catalogue match as "device"
+        facts["catalogue_device"] = info["device"]
     for key in ("num_cpu", "blas_threads", "llc_bytes", "ram"):
         try:
             facts[key] = int(str(info[key]).split()[0])

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import BadInput
+from ..files import atomic_path
 from ..model.arithmetic import attainable, gemm_intensity
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import H100, Hardware
@@ -98,7 +99,8 @@ def plot_report(reports: Sequence[Report], path: Path, title: str | None = None)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     try:
-        fig.savefig(path)
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp)
     except OSError as exc:
         raise BadInput(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
@@ -162,7 +164,8 @@ def plot_overlay(summaries: list[MachineSummary], path: Path) -> Path:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     try:
-        fig.savefig(path, dpi=120)
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=120)
     except (OSError, ValueError) as exc:
         raise BadInput(f"cannot write the plot to {path}: {exc}") from None
     finally:

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import BackendUnavailable, KernelMismatch
-from ..host import blas_threads, cpu_count
+from ..host import blas_threads, cpu_count, llc_bytes
 from ..measure.backends import available, build_step
 from ..measure.ceilings import CEILING_KERNEL, Ceilings, gemm_peak, measure_ceilings, stream_bandwidth
 from ..measure.numpy_step import DecodeStep, Regime, decode_step
@@ -50,6 +50,7 @@ def decode_setup(n: int, batch: int, regime: Regime = "dram", dtype: str = SUITE
     step = decode_step(n, batch, dtype, regime)
     if regime == "dram":
         _warn(guards.working_set_fits_llc(step.pool_bytes, step.llc_bytes, f"n={n} batch={batch}"))
+        _warn(guards.llc_overridden(step.llc_bytes, llc_bytes()[1]))
     _warn(guards.blas_threads_below_cores(blas_threads(), cpu_count()))
     return step
 

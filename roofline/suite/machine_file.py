@@ -4,8 +4,8 @@ asv keeps ``machine, os, arch, cpu, num_cpu, ram`` per machine in ``~/.asv-machi
 copies every key of the entry into ``results/<machine>/machine.json`` and each result file,
 where ``asv publish`` turns keys whose values differ between runs into selectors. roofline adds
 ``blas``, ``blas_threads``, ``gpu``, ``device`` (the catalogue device the machine matches, or
-"none") and the measured ceilings ``measured_bandwidth`` and ``measured_peak_fp32``. Values are
-strings, as asv writes its own.
+"none"), ``llc_bytes`` and ``llc_source`` (the LLC the pools are sized from), and the measured
+ceilings ``measured_bandwidth`` and ``measured_peak_fp32``. Values are strings, as asv writes its own.
 
 Measured figures are kept from an existing entry unless a remeasure is asked for: a key whose
 value changes splits the machine's history into separate lines in asv's graphs.
@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..errors import BadInput
-from ..host import replace_atomically
+from ..files import atomic_write
 from ..measure.ceilings import Ceilings
 from ..model.catalogue import match_host, parse_figure
 from ..model.dtypes import SUITE
@@ -110,6 +110,8 @@ def machine_keys(
         "blas_threads": str(host.get("blas_threads") or "unknown"),
         "gpu": gpu_name,
         "device": device.name if device else "none",
+        "llc_bytes": str(host.get("llc_bytes") or ""),
+        "llc_source": str(host.get("llc_source") or ""),
     }
     keys.update(measured_keys(ceilings))
     return keys
@@ -151,12 +153,9 @@ def write_machine_file(path: Path, entries: Mapping[str, object]) -> None:
     """Write all ``entries`` (every machine's) atomically, in asv's layout (sorted, indented, versioned)."""
     data = {**entries, "version": MACHINE_FILE_VERSION}
 
-    def dump(tmp: Path) -> None:
-        tmp.write_text(json.dumps(data, indent=4, sort_keys=True) + "\n", encoding="utf-8")
-
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        replace_atomically(path, dump)
+        atomic_write(path, json.dumps(data, indent=4, sort_keys=True) + "\n")
     except OSError as exc:
         raise BadInput(f"cannot write the machine file {path}: {exc.strerror or exc}") from None
 

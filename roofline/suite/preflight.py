@@ -5,20 +5,26 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import BadInput
-from ..host import check_writable, llc_bytes
+from ..files import probe_writable
+from ..host import llc_bytes
 from ..measure.numpy_step import pool_count
-from ..measure.pools import check_fits
+from ..measure.pools import cache_dir, check_fits
 from ..model.dtypes import SUITE
 from . import params
 
 
-def check_results_dir(results: Path) -> None:
-    """The results folder must exist or be creatable, and be writable; nothing in it is touched."""
+def check_folder(folder: Path, what: str) -> None:
+    """``folder`` must exist or be creatable, and take a new file; nothing in it is touched."""
     try:
-        results.mkdir(parents=True, exist_ok=True)
-        check_writable(results)
+        folder.mkdir(parents=True, exist_ok=True)
+        probe_writable(folder)
     except OSError as exc:
-        raise BadInput(f"results folder {results} is not writable: {exc.strerror or exc}") from None
+        raise BadInput(f"{what} {folder} is not writable: {exc.strerror or exc}") from None
+
+
+def check_results_dir(results: Path) -> None:
+    """The results folder must exist or be creatable, and be writable."""
+    check_folder(results, "results folder")
 
 
 def preflight(results: Path = Path(".asv/results")) -> list[str]:
@@ -33,6 +39,7 @@ def preflight(results: Path = Path(".asv/results")) -> list[str]:
     largest = max(pool_count(n, itemsize, llc) * n * n * itemsize for n in sizes)
     check_fits(largest, f"the DRAM weight pool ({max(sizes)}×{max(sizes)} float32)")
     check_results_dir(results)
+    check_folder(cache_dir(), "data cache folder (ROOFLINE_CACHE_DIR)")
     backend_plan = backends_plan()
     return [
         f"n: {', '.join(map(str, sizes))}; batch: {', '.join(map(str, batches))}; "
