@@ -11,6 +11,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -79,10 +80,6 @@ def output_path(text: str) -> Path:
     return path
 
 
-def _to_stderr(line: str) -> None:
-    print(f"roofline: {line}", file=sys.stderr)
-
-
 def emit_json(obj: object) -> None:
     """Print one JSON object, strict (no NaN), sorted keys."""
     print(json.dumps(obj, indent=2, sort_keys=True, allow_nan=False, default=str))
@@ -149,6 +146,8 @@ def _add_measure_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _report_from_args(args: argparse.Namespace) -> Report:
+    from tqdm import tqdm
+
     from .report.cpu import measure_report
     from .suite import params
 
@@ -162,26 +161,8 @@ def _report_from_args(args: argparse.Namespace) -> Report:
         cache_sizes=params.cache_sizes() if args.cache_n is None else args.cache_n,
         sweep_n=args.sweep_n or params.sweep_n(),
         sweep_batches=args.sweep_batch,
-        progress=_progress_bar(enabled=not args.no_progress),
+        progress=partial(tqdm, desc="measuring", unit="step", file=sys.stderr, disable=args.no_progress),
     )
-
-
-def _progress_bar(enabled: bool) -> Callable[[int, int, str | None], None]:
-    """A tqdm bar on stderr for :func:`roofline.report.cpu.measure_report`'s steps."""
-    from tqdm import tqdm
-
-    bar = None
-
-    def show(done: int, total: int, step: str | None) -> None:
-        nonlocal bar
-        bar = bar or tqdm(total=total, desc="measuring", unit="step", file=sys.stderr, disable=not enabled)
-        bar.update(done - bar.n)
-        if step is None:
-            bar.close()
-        else:
-            bar.set_postfix_str(step)
-
-    return show
 
 
 def _add_report(sub: argparse._SubParsersAction) -> None:
@@ -370,7 +351,7 @@ def _run_machine(args: argparse.Namespace) -> int:
         remeasure=args.remeasure,
         write=not args.dry_run,
         gpu=gpu,
-        say=_to_stderr,
+        say=lambda line: print(f"roofline: {line}", file=sys.stderr),
     )
     if args.json:
         emit_json(entry)

@@ -12,6 +12,8 @@ no torch import when torch is not installed.
 
 from __future__ import annotations
 
+import sys
+
 from ..errors import BackendUnavailable, BadInput
 from ..host import import_torch
 from ..model.dtypes import DTYPES, STEPS
@@ -104,3 +106,11 @@ def build_step(backend: str, dtype: str, n: int, batch: int, regime: Regime = "d
     from .torch_step import torch_decode_step
 
     return torch_decode_step(n, batch, dtype, "cpu" if backend == "torch-cpu" else "cuda", regime, seed)
+
+
+def release_cuda() -> None:
+    """Finish the device's work and hand its cached memory back before the next step is built (no-op without CUDA)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()

@@ -12,7 +12,7 @@ from ..errors import BackendUnavailable, BadInput, KernelMismatch
 from ..host import gpu_facts, import_torch
 from ..model.dtypes import DTYPES, STEPS
 from ..model.hardware import Hardware
-from .backends import GPU_DTYPES, available
+from .backends import GPU_DTYPES, available, release_cuda
 from .ceilings import Bandwidth, Ceilings, GemmPeak
 from .cuda_timing import Device, TorchCuda, time_events
 from .torch_step import as_float64, quantize_fp8, set_tf32
@@ -141,7 +141,7 @@ def measure_gpu_ceilings(
     facts = gpu_facts() or {}
     torch = import_torch()
     bw = copy_bandwidth(copy_bytes, repeats)
-    torch.cuda.empty_cache()
+    release_cuda()
     peaks: dict[str, GemmPeak] = {}
     for dtype in dtypes:
         try:
@@ -149,7 +149,7 @@ def measure_gpu_ceilings(
         except BackendUnavailable:
             continue
         finally:
-            torch.cuda.empty_cache()
+            release_cuda()
     if not peaks:
         raise BadInput(f"no GEMM dtype of {', '.join(dtypes)} runs on this GPU")
     name = str(facts.get("name") or "CUDA device")

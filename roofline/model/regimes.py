@@ -14,17 +14,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Protocol
 
 from ..errors import positive
 
 ROOFS = ("overhead", "bandwidth", "compute")
-
-
-class Figures(Protocol):
-    """A measured value that gives its figures as a dict (a step's measurement, an overhead)."""
-
-    def as_dict(self) -> dict[str, object]: ...
 
 
 def floors(flops: float, bytes_moved: float, overhead_s: float, bandwidth: float, peak: float) -> dict[str, float]:
@@ -52,7 +45,7 @@ def overhead_bound_n(overhead_s: float, bandwidth: float, bytes_per_param: float
 
 
 def classify(
-    m: Figures | Mapping[str, object], overhead: Figures | Mapping[str, object], bandwidth: float, peak: float
+    step: Mapping[str, object], overhead: Mapping[str, object], bandwidth: float, peak: float
 ) -> dict[str, object]:
     """A measured step against the three roofs, amortized and as a single call.
 
@@ -60,30 +53,28 @@ def classify(
     cost) and for an isolated call (latency + the larger of the bandwidth and compute
     floors), the binding roof of each, and the measured times beside them.
     """
-    md = m.as_dict() if hasattr(m, "as_dict") else dict(m)
-    od = overhead.as_dict() if hasattr(overhead, "as_dict") else dict(overhead)
-    flops = 2.0 * md["n"] * md["n"] * md["batch"]
-    bytes_moved = md["gbps"] * 1e9 * md["seconds"]
-    amortized = floors(flops, bytes_moved, od["amortized_seconds"], bandwidth, peak)
+    flops = 2.0 * step["n"] * step["n"] * step["batch"]
+    bytes_moved = step["gbps"] * 1e9 * step["seconds"]
+    amortized = floors(flops, bytes_moved, overhead["amortized_seconds"], bandwidth, peak)
     work = max(amortized["bandwidth"], amortized["compute"])
-    single_floor = od["single_call_seconds"] + work
-    single_bound = "overhead" if od["single_call_seconds"] > work else binding_roof(amortized)
+    single_floor = overhead["single_call_seconds"] + work
+    single_bound = "overhead" if overhead["single_call_seconds"] > work else binding_roof(amortized)
     return {
-        "backend": md.get("backend"),
-        "dtype": md.get("dtype"),
-        "n": md["n"],
-        "batch": md["batch"],
+        "backend": step.get("backend"),
+        "dtype": step.get("dtype"),
+        "n": step["n"],
+        "batch": step["batch"],
         "floors": amortized,
         "bound": binding_roof(amortized),
         "predicted_seconds": max(amortized.values()),
-        "measured_seconds": md["seconds"],
+        "measured_seconds": step["seconds"],
         "single_call": {
             "predicted_seconds": single_floor,
-            "measured_seconds": md.get("single_call_seconds"),
+            "measured_seconds": step.get("single_call_seconds"),
             "bound": single_bound,
         },
         # The part of an isolated call that is overhead: (single − amortized) / single.
-        "overhead_share": max(0.0, 1.0 - md["seconds"] / md["single_call_seconds"])
-        if md.get("single_call_seconds")
+        "overhead_share": max(0.0, 1.0 - step["seconds"] / step["single_call_seconds"])
+        if step.get("single_call_seconds")
         else None,
     }

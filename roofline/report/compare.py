@@ -205,51 +205,35 @@ def summarize(
     return summaries, warnings + problems
 
 
-def _fraction(value: float | None, of: str) -> str:
-    return f"{value:.0%} of {of}" if value is not None else NA
-
-
 def format_summaries(summaries: list[MachineSummary]) -> str:
     """Machines as columns, one row per figure; † marks figures read from the machine file."""
 
     def mark(value: str, source: str) -> str:
         return f"{value} †" if source == FROM_MACHINE_FILE and value != NA else value
 
-    def row(label: str, cells: list[str]) -> list[str]:
-        return [label, *cells]
+    def reached(s: MachineSummary, fraction: float | None) -> str:
+        return NA if s.datasheet is None else f"{fraction:.0%} of {s.datasheet.name}" if fraction is not None else NA
 
-    rows = [row("machine", [s.machine for s in summaries])]
-    rows.append(row("commit", [s.commit[:8] for s in summaries]))
-    rows.append(row("catalogue device", [s.device.name if s.device else NA for s in summaries]))
-    rows.append(row("bandwidth (measured)", [mark(si(s.bandwidth, "B/s"), s.bandwidth_from) for s in summaries]))
-    rows.append(row("fp32 peak (measured)", [mark(si(s.peak, "FLOP/s"), s.peak_from) for s in summaries]))
-    rows.append(row("ridge point", [f"{sig(s.ridge)} FLOP/B" if s.ridge else NA for s in summaries]))
-    rows.append(row("crossover batch, predicted", [sig(s.predicted_crossover) for s in summaries]))
-    rows.append(
-        row(
-            "crossover batch, observed",
-            [", ".join(sig(v) for _, v in s.observed_crossover) or NA for s in summaries],
-        )
-    )
-    rows.append(
-        row(
-            "datasheet bandwidth reached",
-            [_fraction(s.bandwidth_fraction(), f"{s.datasheet.name}") if s.datasheet else NA for s in summaries],
-        )
-    )
-    rows.append(
-        row(
-            "datasheet fp32 peak reached",
-            [_fraction(s.peak_fraction(), f"{s.datasheet.name}") if s.datasheet else NA for s in summaries],
-        )
-    )
+    figures = {
+        "machine": lambda s: s.machine,
+        "commit": lambda s: s.commit[:8],
+        "catalogue device": lambda s: s.device.name if s.device else NA,
+        "bandwidth (measured)": lambda s: mark(si(s.bandwidth, "B/s"), s.bandwidth_from),
+        "fp32 peak (measured)": lambda s: mark(si(s.peak, "FLOP/s"), s.peak_from),
+        "ridge point": lambda s: f"{sig(s.ridge)} FLOP/B" if s.ridge else NA,
+        "crossover batch, predicted": lambda s: sig(s.predicted_crossover),
+        "crossover batch, observed": lambda s: ", ".join(sig(v) for _, v in s.observed_crossover) or NA,
+        "datasheet bandwidth reached": lambda s: reached(s, s.bandwidth_fraction()),
+        "datasheet fp32 peak reached": lambda s: reached(s, s.peak_fraction()),
+    }
+    rows = [[label, *map(cell, summaries)] for label, cell in figures.items()]
     for regime in DECODE_TRACKS:
         keys = sorted({k for s in summaries for k in s.decode.get(regime, {})})
-        rows.append(row(f"decode GFLOP/s, {regime}", ["" for _ in summaries]))
+        rows.append([f"decode GFLOP/s, {regime}", *("" for _ in summaries)])
         if not keys:
-            rows.append(row("  (no results)", [NA for _ in summaries]))
+            rows.append(["  (no results)", *(NA for _ in summaries)])
         for n, b in keys:
-            rows.append(row(f"  n={n} batch={b}", [sig(s.decode.get(regime, {}).get((n, b))) for s in summaries]))
+            rows.append([f"  n={n} batch={b}", *(sig(s.decode.get(regime, {}).get((n, b))) for s in summaries)])
     lines = table(rows, right=set(range(1, len(summaries) + 1)))
     lines.insert(1, "-" * max(map(len, lines)))
     if any(FROM_MACHINE_FILE in (s.bandwidth_from, s.peak_from) for s in summaries):

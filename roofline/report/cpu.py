@@ -10,7 +10,8 @@ documented in the README and stable within a schema) and :func:`render_text` its
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
 
 from ..errors import BackendUnavailable
 from ..host import host_facts
@@ -76,9 +77,7 @@ class Point:
 
     @classmethod
     def of(cls, m: DecodeMeasurement) -> Point:
-        return cls(
-            m.n, m.batch, m.regime, m.seconds, m.gflops, m.gbps, m.dtype, m.spread, m.single_call_seconds, m.pool_bytes
-        )
+        return cls(**{f.name: getattr(m, f.name) for f in fields(cls)})
 
     @property
     def intensity(self) -> float:
@@ -131,22 +130,9 @@ class Row:
     bound: str | None
 
     def as_dict(self) -> dict[str, object]:
-        p = self.point
-        return {
-            "n": p.n,
-            "batch": p.batch,
-            "dtype": p.dtype,
-            "regime": p.regime,
-            "seconds": p.seconds,
-            "gflops": p.gflops,
-            "gbps": p.gbps,
-            "spread": p.spread,
-            "intensity": p.intensity,
-            "single_call_seconds": p.single_call_seconds,
-            "attainable_gflops": self.attainable_gflops,
-            "roofline_fraction": self.roofline_fraction,
-            "bound": self.bound,
-        }
+        row = {k: v for k, v in asdict(self.point).items() if k != "pool_bytes"}
+        row.update(intensity=self.point.intensity, **{k: v for k, v in asdict(self).items() if k != "point"})
+        return row
 
 
 @dataclass(frozen=True)
@@ -177,12 +163,8 @@ class Report:
         """This machine as measured: the bandwidth roof and every GEMM peak (None without both)."""
         if self.roofs is None or not self.roofs.roof or not self.roofs.peaks:
             return None
-        return Hardware(
-            name=str(self.facts.get("host") or "this machine"),
-            peak_flops={by_numpy(d).name: p for d, p in self.roofs.peaks.items()},
-            bandwidth=self.roofs.roof,
-            source="measured",
-        )
+        peaks = {by_numpy(d).name: p for d, p in self.roofs.peaks.items()}
+        return Hardware(str(self.facts.get("host") or "this machine"), peaks, self.roofs.roof, source="measured")
 
     def row(self, point: Point) -> Row:
         hw, peak = self.hardware, by_numpy(self.dtype).name
@@ -210,23 +192,15 @@ class Report:
         }
         if self.sweep:
             cross["sweep_n"] = self.sweep_n
-            cross["sweep"] = [
-                {"batch": p.batch, "seconds": p.seconds, "gflops": p.gflops, "gbps": p.gbps, "spread": p.spread}
-                for p in self.sweep
-                if p.seconds
-            ]
-            knee = self.knee
-            if knee is not None:
-                cross["observed_batch"] = knee.batch
-                cross["observed_within_sweep"] = knee.within_sweep
+            keys = ("batch", "seconds", "gflops", "gbps", "spread")
+            cross["sweep"] = [{k: getattr(p, k) for k in keys} for p in self.sweep if p.seconds]
+            if (knee := self.knee) is not None:
+                cross.update(observed_batch=knee.batch, observed_within_sweep=knee.within_sweep)
                 cross["fit_rms_log_error"] = knee.rms_log_error
         elif self.recorded_crossover:
             cross["observed_batch"] = self.recorded_crossover
-        if self.predicted_crossover(self.datasheet) is not None:
-            cross["datasheet"] = {
-                "hardware": self.datasheet.name,
-                "predicted_batch": self.predicted_crossover(self.datasheet),
-            }
+        if (datasheet := self.predicted_crossover(self.datasheet)) is not None:
+            cross["datasheet"] = {"hardware": self.datasheet.name, "predicted_batch": datasheet}
         return cross
 
     def overhead(self) -> dict[str, object] | None:
@@ -365,11 +339,11 @@ def measure_report(
     sweep_batches: Sequence[int] = SWEEP_BATCHES,
     ceilings_total_bytes: int | None = None,
     gemm_n: int | None = None,
-    progress: Callable[[int, int, str | None], None] = lambda done, total, step: None,
+    progress: Callable[..., Any] | None = None,
 ) -> Report:
     """Measure this machine (ceilings, decode grid, cache-resident grid, sweep) and build the report.
 
-    ``progress(done, total, step)`` hears of each step before it starts, and ``step`` None at the end.
+    ``progress``: a bar for the steps, made as ``progress(total=...)`` (tqdm's interface); the caller shows it.
     """
     steps = (
         [("ceilings", None, None), ("overhead", None, None)]
@@ -382,8 +356,10 @@ def measure_report(
     sweep_points: list[DecodeMeasurement] = []
     ceilings: Ceilings | None = None
     overhead = None
-    for i, (kind, n, b) in enumerate(steps):
-        progress(i, len(steps), kind if n is None else f"{kind} n={n} b={b}")
+    bar = progress(total=len(steps)) if progress else None
+    for kind, n, b in steps:
+        if bar:
+            bar.set_postfix_str(kind if n is None else f"{kind} n={n} b={b}")
         if kind == "ceilings":
             ceilings = measure_ceilings(total_bytes=ceilings_total_bytes, gemm_n=gemm_n)
         elif kind == "overhead":
@@ -395,7 +371,10 @@ def measure_report(
                 m = None
             if m is not None:
                 {"dram": decode, "cache": cache, "sweep": sweep_points}[kind].append(m)
-    progress(len(steps), len(steps), None)
+        if bar:
+            bar.update()
+    if bar:
+        bar.close()
     return build_report(
         host_facts(),
         Roofs.of(ceilings) if ceilings else None,

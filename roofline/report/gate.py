@@ -7,7 +7,7 @@ improvements. Missing benchmarks read as n/a; nothing is written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from ..errors import BadInput
 from ..suite.results import Benchmark, Results
@@ -53,17 +53,7 @@ class Change:
         return self.after / self.before - 1
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "machine": self.machine,
-            "benchmark": self.benchmark,
-            "params": self.params,
-            "unit": self.unit,
-            "before": self.before,
-            "after": self.after,
-            "change": self.change,
-            "better": self.better,
-            "verdict": self.verdict,
-        }
+        return {**asdict(self), "change": self.change}
 
 
 def judge(before: float | None, after: float | None, better: str | None, threshold: float) -> str:

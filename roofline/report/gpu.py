@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..errors import BackendUnavailable
-from ..host import gpu_clocks, gpu_facts, host_facts, import_torch
-from ..measure.backends import GPU_DTYPES, available, build_step
+from ..host import gpu_clocks, gpu_facts, host_facts
+from ..measure.backends import GPU_DTYPES, available, build_step, release_cuda
 from ..measure.cuda_ceilings import GEMM_N, measure_gpu_ceilings
 from ..measure.overhead import measure_overhead
 from ..measure.step import measure_step
@@ -31,13 +31,6 @@ GPU_SWEEP_N = (8192, 16384)
 GPU_DECODE_BATCHES = (1, 4096)
 
 
-def _free(torch) -> None:
-    """Finish the last step and hand its memory back before the next is built."""
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-        torch.cuda.empty_cache()
-
-
 def gpu_roofline(
     dtypes: Sequence[str] = GPU_DTYPES,
     sizes: Sequence[int] = GPU_SWEEP_N,
@@ -50,18 +43,17 @@ def gpu_roofline(
 ) -> dict[str, object]:
     """Measure this GPU's roofline (BackendUnavailable when torch-cuda is absent here)."""
     available("torch-cuda", sweep_dtype)
-    torch = import_torch()
     say = progress or (lambda _msg: None)
     facts = gpu_facts() or {}
     clocks_start = facts.get("clocks")
     say("ceilings")
     ceilings = measure_gpu_ceilings(tuple(dict.fromkeys([*dtypes, sweep_dtype])), gemm_n=gemm_n)
     hw = ceilings.hardware
-    _free(torch)
+    release_cuda()
 
     say("overhead")
     overhead = measure_overhead("torch-cuda", sweep_dtype, repeats=repeats)
-    _free(torch)
+    release_cuda()
 
     decode, sweeps, unavailable = [], [], []
 
@@ -73,10 +65,10 @@ def gpu_roofline(
             unavailable.append({"dtype": dtype, "n": n, "batch": b, "reason": str(exc)})
             return None
         finally:
-            _free(torch)
+            release_cuda()
         row = m.as_dict()
         if dtype in hw.peak_flops:
-            row["regime"] = regimes.classify(m, overhead, hw.bandwidth, hw.peak(dtype))
+            row["regime"] = regimes.classify(row, overhead.as_dict(), hw.bandwidth, hw.peak(dtype))
         decode.append(row)
         return row
 

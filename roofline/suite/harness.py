@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from ..errors import BackendUnavailable, KernelMismatch
 from ..host import blas_threads, cpu_count, llc_bytes
-from ..measure.backends import available, build_step
+from ..measure.backends import available, build_step, release_cuda
 from ..measure.ceilings import CEILING_KERNEL, Ceilings, gemm_peak, measure_ceilings, stream_bandwidth
 from ..measure.numpy_step import DecodeStep, Regime, decode_step
 from ..measure.step import DecodeMeasurement, measure_step
@@ -150,15 +150,8 @@ def gpu_grid(
                 except KernelMismatch as exc:
                     grid[key] = {"status": "failed", "reason": str(exc)}
                 finally:
-                    _release(backend)
+                    release_cuda()
     return grid
-
-
-def _release(backend: str) -> None:
-    """Hand the finished step's device memory back before the next one is built."""
-    torch = sys.modules.get("torch")
-    if backend == "torch-cuda" and torch is not None and torch.cuda.is_available():
-        torch.cuda.empty_cache()
 
 
 def grid_entry(grid: dict, backend: str, dtype: str, n: int, batch: int) -> dict[str, object]:
