@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from roofline.errors import BadInput
-from roofline.measure import cuda_timing as gpu
+from roofline.measure import cuda_timing
 
 
 class FakeDevice:
@@ -56,7 +56,7 @@ class FakeDevice:
 
 def test_events_amortize_launches_when_the_kernel_is_longer():
     dev = FakeDevice(kernel=35e-6, launch=20e-6)
-    t = gpu.time_events(dev.fn, dev, repeats=5, warmup=2, min_sample_s=0.005)
+    t = cuda_timing.time_events(dev.fn, dev, repeats=5, warmup=2, min_sample_s=0.005)
     assert t.median == pytest.approx(35e-6, rel=0.01)  # launches hide behind the kernels
     assert t.single_call == pytest.approx(55e-6, rel=1e-6)  # latency + kernel, as timed alone
     assert t.number * t.median >= 0.005 * 0.99
@@ -64,28 +64,28 @@ def test_events_amortize_launches_when_the_kernel_is_longer():
 
 def test_events_are_launch_bound_when_launches_are_slower():
     dev = FakeDevice(kernel=5e-6, launch=12e-6)
-    t = gpu.time_events(dev.fn, dev, repeats=3, warmup=1)
+    t = cuda_timing.time_events(dev.fn, dev, repeats=3, warmup=1)
     assert t.median == pytest.approx(12e-6, rel=0.01)
 
 
 def test_graph_replay_removes_launch_gaps():
     dev = FakeDevice(kernel=5e-6, launch=12e-6)
-    t = gpu.time_graph(dev.fn, dev, repeats=3, warmup=1, min_sample_s=0.001)
+    t = cuda_timing.time_graph(dev.fn, dev, repeats=3, warmup=1, min_sample_s=0.001)
     assert t.median == pytest.approx(5e-6, rel=0.01)
     assert t.single_call == pytest.approx(17e-6, rel=1e-6)
 
 
 def test_calls_per_sample_round_up_to_the_pool():
     dev = FakeDevice(kernel=1e-3, launch=1e-6)
-    t = gpu.time_events(dev.fn, dev, repeats=2, warmup=0, min_sample_s=0.005, multiple=3)
+    t = cuda_timing.time_events(dev.fn, dev, repeats=2, warmup=0, min_sample_s=0.005, multiple=3)
     assert t.number % 3 == 0 and t.number >= 5
 
 
 def test_time_device_falls_back_to_events_and_says_so():
     dev = FakeDevice(kernel=5e-6, launch=1e-6, capture_fails=True)
-    t, method = gpu.time_device(dev.fn, dev, "graph", repeats=2, warmup=1)
+    t, method = cuda_timing.time_device(dev.fn, dev, "graph", repeats=2, warmup=1)
     assert method == "cuda-events" and t.median == pytest.approx(5e-6, rel=0.01)
-    _, method = gpu.time_device(FakeDevice(5e-6, 1e-6).fn, FakeDevice(5e-6, 1e-6), "graph", repeats=2)
+    _, method = cuda_timing.time_device(FakeDevice(5e-6, 1e-6).fn, FakeDevice(5e-6, 1e-6), "graph", repeats=2)
     assert method == "cuda-graph"
 
 
@@ -93,6 +93,6 @@ def test_time_device_falls_back_to_events_and_says_so():
 def test_bad_timing_arguments_are_bad_input(kwargs):
     dev = FakeDevice(1e-6, 1e-6)
     with pytest.raises(BadInput):
-        gpu.time_events(dev.fn, dev, **kwargs)
+        cuda_timing.time_events(dev.fn, dev, **kwargs)
     with pytest.raises(BadInput):
-        gpu.time_device(dev.fn, dev, method="nope")
+        cuda_timing.time_device(dev.fn, dev, method="nope")

@@ -2,11 +2,11 @@ import numpy as np
 import pytest
 
 from roofline.errors import BackendUnavailable, BadInput, KernelMismatch
-from roofline.measure import numpy_step as kernels
+from roofline.measure import numpy_step
 
 
 def test_decode_step_computes_w_times_x(small_machine):
-    step = kernels.decode_step(96, 3)
+    step = numpy_step.decode_step(96, 3)
     assert step.regime == "dram"
     for i in range(len(step.pool) + 2):
         w = step.pool[i % len(step.pool)]
@@ -15,13 +15,13 @@ def test_decode_step_computes_w_times_x(small_machine):
 
 
 def test_float64_step(small_machine):
-    step = kernels.decode_step(64, 2, dtype="float64")
+    step = numpy_step.decode_step(64, 2, dtype="float64")
     assert step.dtype == "float64" and step.itemsize == 8
 
 
 def test_dram_pool_exceeds_four_times_the_llc_it_was_given(small_machine):
     llc = 3 * 2**20 + 12345
-    step = kernels.decode_step(128, 1, llc=llc)
+    step = numpy_step.decode_step(128, 1, llc=llc)
     assert step.pool_bytes >= 4 * llc
     assert step.pool_bytes - 128 * 128 * 4 < 4 * llc  # and not a matrix more than needed
     assert step.flops == 2 * 128 * 128 * 1
@@ -29,10 +29,10 @@ def test_dram_pool_exceeds_four_times_the_llc_it_was_given(small_machine):
 
 
 def test_cache_resident_is_one_matrix_and_refused_when_it_would_not_fit(small_machine):
-    step = kernels.decode_step(256, 8, regime="cache")  # 256 KiB in a 1 MiB LLC
+    step = numpy_step.decode_step(256, 8, regime="cache")  # 256 KiB in a 1 MiB LLC
     assert len(step.pool) == 1 and step.regime == "cache"
     with pytest.raises(BackendUnavailable, match="not cache-resident"):
-        kernels.decode_step(1024, 1, regime="cache")  # 4 MiB
+        numpy_step.decode_step(1024, 1, regime="cache")  # 4 MiB
 
 
 def test_validation_catches_a_wrong_blas(small_machine, monkeypatch):
@@ -43,23 +43,23 @@ def test_validation_catches_a_wrong_blas(small_machine, monkeypatch):
         res[len(res) // 2] += 1.0  # one wrong row, as a broken kernel might give
         return res
 
-    monkeypatch.setattr(kernels.np, "matmul", wrong)
+    monkeypatch.setattr(numpy_step.np, "matmul", wrong)
     with pytest.raises(KernelMismatch, match="no figure will be reported"):
-        kernels.decode_step(64, 4)
+        numpy_step.decode_step(64, 4)
 
 
 def test_validation_catches_nan(small_machine, monkeypatch):
-    monkeypatch.setattr(kernels.np, "matmul", lambda a, b, out=None: np.full((a.shape[0], b.shape[1]), np.nan))
+    monkeypatch.setattr(numpy_step.np, "matmul", lambda a, b, out=None: np.full((a.shape[0], b.shape[1]), np.nan))
     with pytest.raises(KernelMismatch):
-        kernels.decode_step(64, 1)
+        numpy_step.decode_step(64, 1)
 
 
 @pytest.mark.parametrize("n,batch", [(0, 1), (-4, 1), (64, 0), (64, 1.5), ("64", 1), (True, 1)])
 def test_bad_sizes(n, batch, small_machine):
     with pytest.raises(BadInput):
-        kernels.decode_step(n, batch)
+        numpy_step.decode_step(n, batch)
 
 
 def test_unknown_regime(small_machine):
     with pytest.raises(BadInput, match="regime"):
-        kernels.decode_step(64, 1, regime="l2")
+        numpy_step.decode_step(64, 1, regime="l2")

@@ -10,7 +10,7 @@ from roofline.cli import main
 from roofline.errors import BadInput
 from roofline.host import host_facts
 from roofline.measure.ceilings import gemm_peak, hardware_from, stream_bandwidth
-from roofline.suite import machine_file as machine
+from roofline.suite import machine_file
 
 from .clitools import one_line_error
 
@@ -32,18 +32,18 @@ def home(tmp_path, monkeypatch):
 
 
 def test_machine_keys_are_asvs_plus_ours_all_strings():
-    keys = machine.machine_keys("box1", HOST)
+    keys = machine_file.machine_keys("box1", HOST)
     asv_keys = {"machine", "os", "arch", "cpu", "num_cpu", "ram"}
-    ours = {"blas", "blas_threads", "gpu", "device", "llc_bytes", "llc_source", *machine.MEASURED_KEYS}
+    ours = {"blas", "blas_threads", "gpu", "device", "llc_bytes", "llc_source", *machine_file.MEASURED_KEYS}
     assert asv_keys | ours <= set(keys)
     assert all(isinstance(v, str) for v in keys.values())
     assert keys["machine"] == "box1" and keys["num_cpu"] == "96" and keys["ram"] == str(2**40)
     assert keys["device"] == "EPYC 9654" and keys["gpu"] == "none"
-    assert keys["measured_bandwidth"] == machine.NOT_MEASURED
+    assert keys["measured_bandwidth"] == machine_file.NOT_MEASURED
 
 
 def test_a_gpu_wins_the_catalogue_match():
-    keys = machine.machine_keys("box1", HOST, gpu={"name": "NVIDIA H100 80GB HBM3"})
+    keys = machine_file.machine_keys("box1", HOST, gpu={"name": "NVIDIA H100 80GB HBM3"})
     assert keys["gpu"] == "NVIDIA H100 80GB HBM3" and keys["device"] == "H100 SXM"
 
 
@@ -52,8 +52,8 @@ def test_measured_keys_round_trip(monkeypatch):
     bw = stream_bandwidth(("add",), total_bytes=3 * 2**20, runs=2)
     peak = gemm_peak("float32", n=128, runs=2)
     ceilings = type("C", (), {"hardware": hardware_from(bw["add"], {"float32": peak})})()
-    keys = machine.machine_keys("box1", host_facts(), ceilings=ceilings)
-    back = machine.read_measured(keys)
+    keys = machine_file.machine_keys("box1", host_facts(), ceilings=ceilings)
+    back = machine_file.read_measured(keys)
     assert back["measured_bandwidth"] == pytest.approx(bw["add"].best, rel=0.01)
     assert back["measured_peak_fp32"] == pytest.approx(peak.best, rel=0.01)
 
@@ -61,7 +61,7 @@ def test_measured_keys_round_trip(monkeypatch):
 @pytest.mark.parametrize("name", ["", "a/b", ".hidden", "x" * 101, "sp ace", "..", "-dash"])
 def test_bad_machine_names(name):
     with pytest.raises(BadInput):
-        machine.check_machine_name(name)
+        machine_file.check_machine_name(name)
 
 
 def test_cli_merges_and_never_loses_other_entries(home, capsys):
@@ -94,7 +94,7 @@ def test_cli_no_measure_and_dry_run(home, capsys):
     path = home / ".asv-machine.json"
     assert main(["machine", "--machine", "box2", "--no-measure", "--dry-run", "--json"]) == 0
     assert not path.exists()
-    assert json.loads(capsys.readouterr().out)["measured_peak_fp32"] == machine.NOT_MEASURED
+    assert json.loads(capsys.readouterr().out)["measured_peak_fp32"] == machine_file.NOT_MEASURED
     assert main(["machine", "--machine", "box2", "--no-measure"]) == 0
     assert set(json.loads(path.read_text())) == {"box2", "version"}
 
@@ -125,9 +125,9 @@ def test_gpu_keys_are_flat_strings():
         "torch": "2.11.0",
         "clocks": {"clocks.max.sm": 1980.0},
     }
-    keys = machine.gpu_keys(facts)
+    keys = machine_file.gpu_keys(facts)
     assert "gpu" not in keys  # machine_keys files the name
     assert keys["gpu_sm_count"] == "132" and keys["gpu_memory"] == "150 GiB"
     assert keys["gpu_max_sm_clock_mhz"] == "1980"
     assert all(isinstance(v, str) for v in keys.values())
-    assert machine.gpu_keys(None) == {}
+    assert machine_file.gpu_keys(None) == {}

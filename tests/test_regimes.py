@@ -60,22 +60,22 @@ def test_gpu_run_logic_on_cpu(monkeypatch, tmp_path):
     from roofline.measure import backends
     from roofline.measure.ceilings import Bandwidth, Ceilings, GemmPeak
     from roofline.model.hardware import Hardware
-    from roofline.report import gpu as gpu_run
+    from roofline.report import gpu
 
     monkeypatch.setenv("ROOFLINE_LLC_BYTES", "1M")
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))
     bw = Bandwidth("d2d-copy", 2e10, 1.9e10, 1.05, 2**28, 132, 3)
     peaks = {d: GemmPeak(d, 256, 2e11, 1.9e11, 1.02, "fake", None, 3) for d in ("bf16", "fp32")}
     hw = Hardware("Fake GPU", {d: p.best for d, p in peaks.items()}, bw.best, "fake")
-    monkeypatch.setattr(gpu_run, "available", lambda *a: None)
-    monkeypatch.setattr(gpu_run, "gpu_facts", lambda: {"name": "Fake GPU", "clocks": {"clocks.sm": 345.0}})
-    monkeypatch.setattr(gpu_run, "gpu_clocks", lambda: {"clocks.sm": 1980.0})
-    monkeypatch.setattr(gpu_run, "measure_gpu_ceilings", lambda *a, **k: Ceilings({"d2d-copy": bw}, peaks, 0, hw))
-    monkeypatch.setattr(gpu_run, "build_step", lambda _b, d, n, b: backends.build_step("torch-cpu", d, n, b))
+    monkeypatch.setattr(gpu, "available", lambda *a: None)
+    monkeypatch.setattr(gpu, "gpu_facts", lambda: {"name": "Fake GPU", "clocks": {"clocks.sm": 345.0}})
+    monkeypatch.setattr(gpu, "gpu_clocks", lambda: {"clocks.sm": 1980.0})
+    monkeypatch.setattr(gpu, "measure_gpu_ceilings", lambda *a, **k: Ceilings({"d2d-copy": bw}, peaks, 0, hw))
+    monkeypatch.setattr(gpu, "build_step", lambda _b, d, n, b: backends.build_step("torch-cpu", d, n, b))
     real = overhead.measure_overhead
-    monkeypatch.setattr(gpu_run, "measure_overhead", lambda _b, d, **k: real("torch-cpu", d, repeats=3))
+    monkeypatch.setattr(gpu, "measure_overhead", lambda _b, d, **k: real("torch-cpu", d, repeats=3))
     said = []
-    run = gpu_run.gpu_roofline(
+    run = gpu.gpu_roofline(
         dtypes=("bf16", "fp32", "fp8"),
         sizes=(256,),
         batches=(1, 16, 64),
@@ -83,7 +83,7 @@ def test_gpu_run_logic_on_cpu(monkeypatch, tmp_path):
         repeats=3,
         progress=said.append,
     )
-    assert run["schema"] == gpu_run.SCHEMA and said[0] == "ceilings"
+    assert run["schema"] == gpu.SCHEMA and said[0] == "ceilings"
     assert run["machine"]["clocks_start"] == {"clocks.sm": 345.0} and run["machine"]["clocks_end"]["clocks.sm"] == 1980
     assert [p["batch"] for p in run["sweeps"][0]["points"]] == [1, 16, 64]
     assert run["sweeps"][0]["knee"]["batch"] > 0
@@ -96,7 +96,7 @@ def test_gpu_run_logic_on_cpu(monkeypatch, tmp_path):
         if r["dtype"] in peaks:
             assert r["regime"]["bound"] in regimes.ROOFS
     json.dumps(run, allow_nan=False, default=str)
-    text = gpu_run.render_gpu_text(run)
+    text = gpu.render_gpu_text(run)
     assert "Fake GPU" in text and "crossover (bf16)" in text and "clocks end" in text
 
 
