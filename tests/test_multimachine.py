@@ -38,7 +38,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-#: Appended to the throwaway copy's kernels.py in the second commit: every step does its work 4 times.
+#: Appended to the throwaway copy's measure/numpy_step.py in the second commit: every step does its work 4 times.
 SLOWDOWN = """
 
 # Deliberate regression (test_multimachine): every decode step does the same work four times.
@@ -81,7 +81,8 @@ def suite(tmp_path_factory):
     for machine in MACHINES:
         run([py, "-m", "roofline", "machine", "--machine", machine], repo, env)
         run([*asv, "run", "--python=same", "--set-commit-hash", first, "--machine", machine], repo, env)
-    (repo / "roofline" / "kernels.py").write_text((repo / "roofline" / "kernels.py").read_text() + SLOWDOWN)
+    step = repo / "roofline" / "measure" / "numpy_step.py"
+    step.write_text(step.read_text() + SLOWDOWN)
     git(repo, "commit", "-q", "-am", "slow kernel")
     second = git(repo, "rev-parse", "HEAD")
     # only the decode class on the second commit: noisy ceilings at tiny sizes must not blur the gate

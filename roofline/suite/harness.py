@@ -96,6 +96,8 @@ def gemm_gflops(dtype: str) -> float:
 def observed_crossover(n: int | None = None) -> float:
     """The knee of a batch sweep 1..1024 over a DRAM pool (n from ROOFLINE_SWEEP_N by default)."""
     s = sweep(n or params.sweep_n(), SWEEP_BATCHES)
+    for m in s.points:
+        _warn(guards.noisy(m.spread, f"sweep n={m.n} batch={m.batch}"))
     if not s.knee.within_sweep:
         _warn([f"the knee ({s.knee.batch:.0f}) lies outside the sweep 1..{SWEEP_BATCHES[-1]}: extrapolated"])
     return float(s.knee.batch)
@@ -143,7 +145,7 @@ def gpu_grid(
                 key = (backend, dtype, n, batch)
                 try:
                     available(backend, dtype)
-                    m = measure_step(build_step(backend, dtype, n, batch))
+                    m = _measure(build_step(backend, dtype, n, batch))
                     grid[key] = {"status": "ok", **{f: float(getattr(m, f)) for f in GRID_FIELDS}, "timer": m.timer}
                 except BackendUnavailable as exc:
                     grid[key] = {"status": "skipped", "reason": str(exc)}
