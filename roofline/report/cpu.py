@@ -237,7 +237,7 @@ def guard_warnings(report: Report) -> list[str]:
     if report.roofs is not None:
         for kind, spread in report.roofs.spreads.items():
             if spread:
-                warnings += guards.noisy(spread, f"{kind} bandwidth")
+                warnings += guards.noisy_passes(spread, f"{kind} bandwidth")
     hw, peak = report.hardware, by_numpy(report.dtype).name
     llc = report.facts.get("llc_bytes")
     for p in report.decode:
