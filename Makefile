@@ -7,6 +7,8 @@ HTML := .asv/html
 # The name results are filed under (results/<MACHINE>/); default: the host name, as asv's.
 MACHINE ?=
 MACHINE_FLAG := $(if $(MACHINE),--machine $(MACHINE))
+# ALLOW_BUSY=1: measure even on a busy machine (the run is flagged in the report and the results).
+BUSY_FLAG := $(if $(ALLOW_BUSY),--allow-busy)
 
 .PHONY: bench test lint clean
 
@@ -22,7 +24,7 @@ $(VENV)/.test-installed: setup.cfg pyproject.toml tools/install-test-deps.sh | $
 	touch $@
 
 bench: $(VENV)/.bench-installed
-	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG)
+	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG)
 
 test: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools

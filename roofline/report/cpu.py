@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from ..errors import BackendUnavailable
-from ..host import host_facts
+from ..host import blas_threads, cpu_count, host_facts
 from ..measure.ceilings import CEILING_KERNEL, Ceilings, measure_ceilings
+from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.numpy_step import decode_step
 from ..measure.overhead import measure_overhead
 from ..measure.step import DecodeMeasurement, measure_step
@@ -30,6 +31,7 @@ from ..model.arithmetic import (
     gemm_intensity,
     ridge_point,
 )
+from ..model.contention import Conditions, blas_threads_for, flat_timing
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import H100, Hardware
 from ..model.knee import Knee, fit_knee
@@ -142,6 +144,7 @@ class Report:
     ``sweep``: the points of a batch sweep at ``sweep_n`` (live); ``recorded_crossover``: the knee
     asv recorded when the points are not at hand. ``overhead_seconds`` and
     ``overhead_single_seconds``: a tiny step back to back and alone (the third roof).
+    ``conditions``: how the machine was while it measured (a contended run says so first).
     """
 
     facts: Mapping[str, object]
@@ -157,6 +160,7 @@ class Report:
     datasheet: Hardware | None = None
     dtype: str = SUITE.numpy
     warnings: tuple[str, ...] = ()
+    conditions: Conditions | None = None
 
     @property
     def hardware(self) -> Hardware | None:
@@ -227,6 +231,7 @@ class Report:
             "decode": [self.row(p).as_dict() for p in self.decode],
             "cache_resident": [self.row(p).as_dict() for p in self.cache_resident],
             "overhead": self.overhead(),
+            "conditions": self.conditions.as_dict() if self.conditions is not None else None,
             "warnings": list(self.warnings),
         }
 
@@ -271,10 +276,12 @@ def _fmt(value: object, spec: str, na: str = "n/a") -> str:
 def render_text(report: Report) -> str:
     """The report as the lab would print it, then this machine's figures."""
     lab = lab_section()
-    out = [
+    headline = report.conditions.headline() if report.conditions is not None else None
+    out = [headline, ""] if headline else []
+    out.append(
         f"{lab['hardware']}: {lab['ridge_flop_per_byte']:.0f} FLOPs per byte at the ridge; decode becomes "
         f"compute-bound above batch ~{lab['crossover_batch']:.0f}"
-    ]
+    )
     for row in lab["batches"]:
         out.append(f"  batch {row['batch']:3d}: intensity {row['intensity']:5.0f} FLOP/byte -> {row['bound']}-bound")
     m = report.facts
@@ -343,6 +350,10 @@ def measure_report(
 ) -> Report:
     """Measure this machine (ceilings, decode grid, cache-resident grid, sweep) and build the report.
 
+    The cores are watched first and a reference kernel timed at the start and the end
+    (:mod:`roofline.measure.contention`); on a busy machine the BLAS runs on the cores others left,
+    and the report's first line says the run was contended.
+
     ``progress``: a bar for the steps, made as ``progress(total=...)`` (tqdm's interface); the caller shows it.
     """
     steps = (
@@ -356,23 +367,34 @@ def measure_report(
     sweep_points: list[DecodeMeasurement] = []
     ceilings: Ceilings | None = None
     overhead = None
-    bar = progress(total=len(steps)) if progress else None
-    for kind, n, b in steps:
-        if bar:
-            bar.set_postfix_str(kind if n is None else f"{kind} n={n} b={b}")
-        if kind == "ceilings":
-            ceilings = measure_ceilings(total_bytes=ceilings_total_bytes, gemm_n=gemm_n)
-        elif kind == "overhead":
-            overhead = measure_overhead("numpy", SUITE.name)
-        else:
-            try:
-                m = measure_step(decode_step(n, b, regime="cache" if kind == "cache" else "dram"))
-            except BackendUnavailable:  # not cache-resident on this machine: nothing to report
-                m = None
-            if m is not None:
-                {"dram": decode, "cache": cache, "sweep": sweep_points}[kind].append(m)
+    bar = progress(total=len(steps) + 1) if progress else None
+    if bar:
+        bar.set_postfix_str("watching the cores")
+    before = sample_cpu()
+    cores = blas_threads() or cpu_count()
+    threads = blas_threads_for(cores, before.run_queue)
+    with blas_limit(threads if threads < cores else None):
+        watch = Watch(replace(before, blas_threads=threads, cores=cores)).start()
         if bar:
             bar.update()
+        for kind, n, b in steps:
+            if bar:
+                bar.set_postfix_str(kind if n is None else f"{kind} n={n} b={b}")
+            if kind == "ceilings":
+                ceilings = measure_ceilings(total_bytes=ceilings_total_bytes, gemm_n=gemm_n)
+            elif kind == "overhead":
+                overhead = measure_overhead("numpy", SUITE.name)
+            else:
+                try:
+                    m = measure_step(decode_step(n, b, regime="cache" if kind == "cache" else "dram"))
+                except BackendUnavailable:  # not cache-resident on this machine: nothing to report
+                    m = None
+                if m is not None:
+                    {"dram": decode, "cache": cache, "sweep": sweep_points}[kind].append(m)
+            if bar:
+                bar.update()
+        timed = decode + cache
+        conditions = watch.stop(flat_timing([(m.seconds, 2.0 * m.n * m.n * m.batch, _bytes(m)) for m in timed]))
     if bar:
         bar.close()
     return build_report(
@@ -384,4 +406,9 @@ def measure_report(
         sweep=tuple(map(Point.of, sweep_points)),
         overhead_seconds=overhead.amortized_seconds if overhead else None,
         overhead_single_seconds=overhead.single_call_seconds if overhead else None,
+        conditions=conditions,
     )
+
+
+def _bytes(m: DecodeMeasurement) -> float:
+    return float((m.bytes_per_param or by_numpy(m.dtype).bytes) * (m.n * m.n + 2 * m.n * m.batch))
