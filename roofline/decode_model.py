@@ -211,7 +211,8 @@ class DecodeSetup:
         capacity = self.hardware.memory_bytes
         if capacity is not None and self.reserved_bytes >= capacity:
             raise BadInput(
-                f"memory reserve {self.reserved_bytes:.4g} B leaves nothing of {self.hardware.name}'s {capacity:.4g} B"
+                f"memory reserve {size_text(self.reserved_bytes)} leaves nothing of "
+                f"{self.hardware.name}'s {size_text(capacity)}"
             )
         if self.model.experts > 1:
             notes.append(
