@@ -41,14 +41,22 @@ def _batch(value: float) -> str:
     return f"{value:,.1f}"
 
 
+def _binary(nbytes: float) -> str:
+    """Bytes with a binary prefix, three significant figures: '80 GiB', '361 MiB' (capacities are binary)."""
+    for scale, prefix in ((2**40, "Ti"), (2**30, "Gi"), (2**20, "Mi"), (2**10, "Ki")):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {prefix}B"
+    return f"{nbytes:.3g} B"
+
+
 def _memory(est: DecodeEstimate) -> str:
     s, hw = est.setup, est.setup.hardware
     if not hw.memory_bytes:
         return ", memory unknown"
     if not s.reserved_bytes:
-        return f", {size_text(hw.memory_bytes)}"
-    usable, reserved = size_text(s.memory_capacity), size_text(s.reserved_bytes)
-    return f", {size_text(hw.memory_bytes)} ({usable} usable, {reserved} reserved)"
+        return f", {_binary(hw.memory_bytes)}"
+    usable, reserved = _binary(s.memory_capacity), _binary(s.reserved_bytes)
+    return f", {_binary(hw.memory_bytes)} ({usable} usable, {reserved} reserved)"
 
 
 def _allreduce(est: DecodeEstimate) -> str:
