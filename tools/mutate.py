@@ -1,14 +1,15 @@
 """A small AST mutation check: does the test suite notice when the arithmetic changes?
 
     python tools/mutate.py roofline/decode_model.py tests/test_decode_model.py tests/test_models.py \
-        tests/test_cli_decode.py [--only NAME,NAME] [--list] [--jobs 2] [--json OUT]
+        tests/test_cli_decode.py [--only NAME,NAME] [--list] [--jobs 2] [--json OUT] [-k EXPR] [--indices 3,17]
 
 Each mutant changes one node of the module's syntax tree (an arithmetic or comparison operator, a
 number, and/or, max/min, a negated condition), is written into a scratch copy of the repository,
 and the given tests run against it (``pytest -x``). A mutant the tests fail on is *killed*; one
 they pass is a *survivor* to look at: either a missing test or an equivalent change. String
 constants (messages) are not mutated. ``--only`` keeps mutants inside the named functions,
-methods or classes. Nothing in the working tree is touched.
+methods or classes. Nothing in the working tree is touched. On a busy machine, run a quick pass with
+``-k`` (e.g. ``-k "not hypothesis"``) first, then ``--indices`` of its survivors with every test.
 """
 
 from __future__ import annotations
@@ -159,9 +160,11 @@ def _scratch(module: Path) -> Path:
     return work
 
 
-def run_tests(work: Path, tests: list[str], timeout: float) -> str:
+def run_tests(work: Path, tests: list[str], timeout: float, select: str | None = None) -> str:
     env = {**os.environ, "PYTHONPATH": str(work), "PYTHONDONTWRITEBYTECODE": "1"}
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", *tests]
+    if select:
+        cmd += ["-k", select]
     try:
         proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -171,16 +174,24 @@ def run_tests(work: Path, tests: list[str], timeout: float) -> str:
     return "killed" if proc.returncode == 1 else f"error (pytest exit {proc.returncode})"
 
 
-def check(module: str, tests: list[str], only: set[str] | None, jobs: int, timeout: float) -> list[Mutant]:
+def check(
+    module: str,
+    tests: list[str],
+    only: set[str] | None,
+    jobs: int,
+    timeout: float,
+    select: str | None = None,
+    indices: set[int] | None = None,
+) -> list[Mutant]:
     path = ROOT / module
     source = path.read_text()
-    mutants = [m for _, _, m in candidates(ast.parse(source), only)]
+    mutants = [m for _, _, m in candidates(ast.parse(source), only) if indices is None or m.index in indices]
 
     def one(m: Mutant) -> Mutant:
         work = _scratch(path)
         try:
             (work / module).write_text(mutated_source(source, m.index, only))
-            m.outcome = run_tests(work, tests, timeout)
+            m.outcome = run_tests(work, tests, timeout, select)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         print(f"{m.index:>4}  {m.outcome:<16} line {m.line:>4}  {m.where}: {m.change}", flush=True)
@@ -188,7 +199,7 @@ def check(module: str, tests: list[str], only: set[str] | None, jobs: int, timeo
 
     baseline = _scratch(path)
     try:
-        if run_tests(baseline, tests, timeout) != "survived":
+        if run_tests(baseline, tests, timeout, select) != "survived":
             raise SystemExit("mutate: the tests fail without any mutation; fix them first")
     finally:
         shutil.rmtree(baseline, ignore_errors=True)
@@ -205,13 +216,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=1, help="mutants tested at once (default 1)")
     p.add_argument("--timeout", type=float, default=300, help="seconds per mutant (a hang counts as killed)")
     p.add_argument("--json", type=Path, help="also write every mutant and its outcome to this file")
+    p.add_argument("-k", dest="select", metavar="EXPR", help="only the tests pytest -k EXPR selects")
+    p.add_argument("--indices", help="comma-separated mutant numbers (as --list gives them) to test")
     args = p.parse_args(argv)
     only = set(args.only.split(",")) if args.only else None
+    indices = {int(i) for i in args.indices.split(",")} if args.indices else None
     if args.list:
         for _, _, m in candidates(ast.parse((ROOT / args.module).read_text()), only):
             print(f"{m.index:>4}  line {m.line:>4}  {m.where}: {m.change}")
         return 0
-    results = check(args.module, args.tests, only, args.jobs, args.timeout)
+    results = check(args.module, args.tests, only, args.jobs, args.timeout, args.select, indices)
     killed = sum(m.outcome.startswith("killed") for m in results)
     survived = [m for m in results if m.outcome == "survived"]
     print(
