@@ -216,6 +216,29 @@ def test_per_phase_bound_by_hand():
     assert s.memory_s == pytest.approx(93.6) and s.compute_s == pytest.approx(147.2)
 
 
+def test_phase_flops_split_over_tensor_parallel_devices_by_hand():
+    # Llama-3-70B on 8 devices, batch 64: q/k/v/o 80 · 8192 · 128 · 2 · 72 = 12,079,595,520 weights, MLP
+    # 80 · 3 · 8192 · 28,672 = 56,371,445,760, head 128,256 · 8192 = 1,050,673,152; 2 FLOPs each per token, ÷ 8.
+    s = step(DecodeSetup(LLAMA_70B, H100, tp=8, context=1), 64)
+    flops = {p.name: p.flops for p in s.phases}
+    assert flops["qkv_o"] == 64 * 2 * 12_079_595_520 / 8 == 193_273_528_320
+    assert flops["mlp"] == 64 * 2 * 56_371_445_760 / 8 == 901_943_132_160
+    assert flops["head"] == 64 * 2 * 1_050_673_152 / 8 == 16_810_770_432
+    # Weight bytes split the same way: bf16, ÷ 8, the norms with their phases.
+    nbytes = {p.name: p.bytes for p in s.phases}
+    assert nbytes["qkv_o"] == (12_079_595_520 + 80 * 8192) * 2 / 8
+    assert nbytes["head"] == (1_050_673_152 + 8192) * 2 / 8
+
+
+def test_a_phase_on_the_ridge_counts_as_compute_bound():
+    # The tiny model's head at batch 11: 176 B / 100 B/s = 1.76 s = 11 · 160 FLOPs / 1000 FLOP/s.
+    m = ModelShape("tiny", layers=1, hidden=8, heads=2, kv_heads=1, head_dim=4, intermediate=16, vocab=10)
+    hw = Hardware("toy", {"bf16": 1000.0}, 100.0, memory_bytes=1e6)
+    head = step(DecodeSetup(m, hw, context=5), 11).phases[-1]
+    assert head.name == "head" and head.memory_s == head.compute_s == 1.76
+    assert head.bound == "compute"
+
+
 def test_request_by_hand():
     m = ModelShape("tiny", layers=1, hidden=8, heads=2, kv_heads=1, head_dim=4, intermediate=16, vocab=10)
     hw = Hardware("toy", {"bf16": 1000.0}, 100.0, memory_bytes=1e6)
