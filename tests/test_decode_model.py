@@ -179,6 +179,7 @@ def test_all_reduce_latency_by_hand():
     assert setup.comm_s(1) == pytest.approx(160 * 8e-6 + 160 * 1.75 * 16_384 / 450e9, rel=1e-12)
     s = step(setup, 1)
     assert s.step_s == pytest.approx(sum(p.time_s for p in s.phases) + 160 * 8e-6 + 160 * 1.75 * 16_384 / 450e9)
+    assert s.whole_step_s == pytest.approx(max(s.memory_s, s.compute_s) + 1.28e-3 + 160 * 1.75 * 16_384 / 450e9)
     # Latency alone (no bandwidth), and none at tp 1.
     assert DecodeSetup(LLAMA_70B, H100, tp=8, allreduce_latency=8e-6).comm_s(1) == pytest.approx(1.28e-3)
     assert DecodeSetup(LLAMA_70B, H100, tp=1, allreduce_latency=8e-6, interconnect=1e9).comm_s(64) == 0
@@ -224,6 +225,9 @@ def test_phase_flops_split_over_tensor_parallel_devices_by_hand():
     assert flops["qkv_o"] == 64 * 2 * 12_079_595_520 / 8 == 193_273_528_320
     assert flops["mlp"] == 64 * 2 * 56_371_445_760 / 8 == 901_943_132_160
     assert flops["head"] == 64 * 2 * 1_050_673_152 / 8 == 16_810_770_432
+    # Attention over one token of context: 64 · 4 · 80 layers · 64 heads · 128 dims / 8; its KV, 64 · 327,680 B / 8.
+    assert flops["attention"] == 64 * 4 * 80 * 64 * 128 / 8 == 20_971_520
+    assert s.phases[1].bytes == 64 * 327_680 / 8
     # Weight bytes split the same way: bf16, ÷ 8, the norms with their phases.
     nbytes = {p.name: p.bytes for p in s.phases}
     assert nbytes["qkv_o"] == (12_079_595_520 + 80 * 8192) * 2 / 8
@@ -304,6 +308,25 @@ def test_reserved_memory_narrows_the_fit():
     assert max_batch_that_fits(DecodeSetup(LLAMA_70B, h100, tp=2, context=4096, reserve=2e9)) == 19
     with pytest.raises(BadInput, match="memory reserve 85.9 GB leaves nothing"):
         DecodeSetup(LLAMA_70B, h100, reserve=80 * 2**30 - 361 * 2**20)
+
+
+def test_interconnect_binds_only_past_both_roofs():
+    # Llama-3-70B on two H100s at batch 8: memory ≈ 21 ms, compute ≈ 1.1 ms. All-reduces between the two
+    # (160 × 20 µs = 3.2 ms) leave the step bandwidth-bound; beyond both (160 × 200 µs = 32 ms) it is the link.
+    between = step(DecodeSetup(LLAMA_70B, H100, tp=2, context=1, allreduce_latency=20e-6), 8)
+    assert between.compute_s < between.comm_s < between.memory_s
+    assert between.bound == "bandwidth"
+    beyond = step(DecodeSetup(LLAMA_70B, H100, tp=2, context=1, allreduce_latency=200e-6), 8)
+    assert beyond.comm_s > beyond.memory_s and beyond.bound == "interconnect"
+
+
+def test_a_batch_that_exactly_fills_memory_fits():
+    # The tiny model stores 760 params (1520 B) and 80 B of KV per sequence at context 5: 1760 B hold batch 3.
+    m = ModelShape("tiny", layers=1, hidden=8, heads=2, kv_heads=1, head_dim=4, intermediate=16, vocab=10)
+    setup = DecodeSetup(m, Hardware("toy", {"bf16": 1000.0}, 100.0, memory_bytes=1760.0), context=5)
+    assert setup.memory_needed(3) == 1760
+    assert step(setup, 3).fits and not step(setup, 4).fits and max_batch_that_fits(setup) == 3
+    assert request(setup, 3, 2, 3).fits
 
 
 def test_tp_without_interconnect_says_communication_is_not_counted():
