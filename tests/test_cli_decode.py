@@ -246,6 +246,9 @@ def test_prompt_and_output_give_a_request(capsys, local):
     assert (one["prompt"], one["output"], one["decode_steps"]) == (5, 3, 2)
     assert one["e2e_s"] == pytest.approx(one["ttft_s"] + 2 * one["step_mean_s"])
     assert four["tokens_per_s"] == pytest.approx(4 * 3 / four["e2e_s"])
+    slowest = max(four["prefill_phases"], key=lambda p: p["time_s"])
+    assert four["prefill_binding_phase"] == slowest["name"]
+    assert slowest["time_s"] > min(p["time_s"] for p in four["prefill_phases"])
 
 
 def test_named_interconnect_brings_its_latency(capsys, local):

@@ -263,6 +263,24 @@ def test_request_by_hand():
     assert one.step_mean_s is None and one.e2e_s == one.ttft_s and one.decode_tokens_per_s is None
 
 
+def test_prefill_over_eight_devices_by_hand():
+    # Llama-3-70B, 2 prompts of 128 tokens on 8 devices with 4 µs all-reduces at 450 GB/s:
+    setup = DecodeSetup(LLAMA_70B, H100, tp=8, context=129, interconnect=450e9, allreduce_latency=4e-6)
+    r = request(setup, batch=2, prompt=128, output=1)
+    attention = r.prefill[1]
+    # the prompts' KV written once, 256 tokens · 327,680 B ÷ 8; causal pairs 2 · (128 · 129 / 2) = 16,512,
+    # 4 FLOPs per pair per head dim per head per layer: 16,512 · 4 · 80 · 64 · 128 ÷ 8.
+    assert attention.bytes == 256 * 327_680 / 8 == 10_485_760
+    assert attention.flops == 16_512 * 4 * 80 * 64 * 128 / 8 == 5_410_652_160
+    # the head multiplies only the last token of each prompt: 2 · 2 · 1,050,673,152 ÷ 8.
+    assert r.prefill[3].flops == 2 * 2 * 1_050_673_152 / 8
+    # 160 all-reduces of 256 tokens · 8192 · 2 B, 1.75 × that sent by each device.
+    comm = 160 * 4e-6 + 160 * 1.75 * 256 * 8192 * 2 / 450e9
+    assert r.prefill_comm_s == pytest.approx(comm, rel=1e-12)
+    assert r.ttft_s == pytest.approx(sum(p.time_s for p in r.prefill) + comm, rel=1e-12)
+    assert r.e2e_s == r.ttft_s and r.tokens_per_s == pytest.approx(2 / r.ttft_s)
+
+
 def test_mean_decode_step_equals_the_steps_it_averages():
     # Every phase is linear in the KV entries read, so the mean step at the mean context is exact.
     setup = DecodeSetup(PRESETS["mistral-7b"], H100, context=4200)
@@ -327,6 +345,9 @@ def test_a_batch_that_exactly_fills_memory_fits():
     assert setup.memory_needed(3) == 1760
     assert step(setup, 3).fits and not step(setup, 4).fits and max_batch_that_fits(setup) == 3
     assert request(setup, 3, 2, 3).fits
+    # Room for exactly one sequence's KV beside the weights: batch 1 fits.
+    one = DecodeSetup(m, Hardware("toy", {"bf16": 1000.0}, 100.0, memory_bytes=1600.0), context=5)
+    assert max_batch_that_fits(one) == 1 and step(one, 1).fits
 
 
 def test_tp_without_interconnect_says_communication_is_not_counted():
@@ -448,7 +469,7 @@ def test_estimate_needs_batches():
 def setups(draw, context=None):
     kv_heads = draw(st.integers(1, 8))
     heads = kv_heads * draw(st.integers(1, 4))
-    experts = draw(st.sampled_from([1, 1, 4, 8]))
+    experts = draw(st.sampled_from([1, 1, 2, 4, 8]))
     model = ModelShape(
         name="drawn",
         layers=draw(st.integers(1, 8)),
@@ -532,6 +553,16 @@ def test_the_turn_to_compute_bound_matches_the_step(setup):
         if math.floor(turn * 0.999) >= 1:
             assert step(setup, math.floor(turn * 0.999)).bound == "bandwidth"
         assert step(setup, math.ceil(turn * 1.001)).bound == "compute"
+
+
+@settings(max_examples=150, deadline=None)
+@given(setups())
+def test_crossover_batches_are_roots(setup):
+    """Each batch the crossover names is where the weights read equal batch × a sequence's bytes."""
+    c, kv = crossover(setup), setup.kv_bytes_per_sequence
+    no_attention = 2 * setup.model.matmul_params_per_token / setup.tp / (setup.peak / setup.hardware.bandwidth)
+    for batch, per_sequence in ((c.kv_equals_weights, kv), (c.without_kv, no_attention)):
+        assert setup.weight_bytes_read(batch) == pytest.approx(batch * per_sequence, rel=1e-9)
 
 
 @settings(max_examples=150, deadline=None)
