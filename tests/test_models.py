@@ -133,6 +133,7 @@ def test_kv_bytes_per_token_by_hand():
 def test_kv_tokens_sum_by_hand():
     m, dense = PRESETS["mistral-7b"], PRESETS["llama-3-8b"]
     assert dense.kv_tokens_sum(1, 4) == 1 + 2 + 3 + 4
+    assert isinstance(dense.kv_tokens_sum(3, 10), int) and isinstance(m.kv_tokens_sum(4000, 5000), int)
     assert dense.kv_tokens_sum(5, 4) == 0
     # Mistral keeps 4096: 4095 + 4096 + 4096 + 4096 for contexts 4095..4098.
     assert m.kv_tokens_sum(4095, 4098) == 4095 + 3 * 4096
@@ -205,6 +206,7 @@ def test_bytes_per_weight():
         bytes_per_weight("int4", group_size=0)
     with pytest.raises(BadInput, match="gptq group size"):
         bytes_per_weight("gptq", group_size=True)
+    assert bytes_per_weight("int4", group_size=1) == 2.5  # a scale per weight is odd, but valid
     with pytest.raises(BadInput, match="KV-cache dtype"):
         bytes_per_kv_element("int4")
 
