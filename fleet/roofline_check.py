@@ -92,6 +92,8 @@ class RooflineSuite(rfm.RunOnlyRegressionTest):
     @run_after("run")
     def stage_results(self):
         """Merge this job's shard into the shared results folder (here, where ReFrame runs)."""
+        if self.is_dry_run():
+            return
         shard = Path(self.stagedir, "results")
         log = Path(self.stagedir, "merge.log")
         if not (shard / "benchmarks.json").is_file():
@@ -110,28 +112,28 @@ class RooflineSuite(rfm.RunOnlyRegressionTest):
 
     def _figures(self) -> list:
         results = read_results(Path(self.stagedir, "results"))
-        return fleet.fleet_figures(
-            results, self.machine, self.gpu, self.bw_batch, self.flops_batch, self.gpu_dtype
-        )
+        return fleet.fleet_figures(results, self.machine, self.gpu, self.bw_batch, self.flops_batch, self.gpu_dtype)
 
     @sanity_function
     def suite_ran_and_merged(self):
         checks = [
-            sn.assert_eq(self.job.exitcode, 0, msg="roofline bench exited {0}: a benchmark failed (see the job's output)"),
+            sn.assert_eq(self.job.exitcode, 0, msg="roofline bench exited {0} (see the job output)"),
             sn.assert_found(r"roofline: HTML in", self.stdout, msg="asv publish did not finish in the job"),
             sn.assert_true(self._merge_error is None, msg=f"merging into {self.results_dir}: {self._merge_error}"),
         ]
+        if self.is_dry_run():
+            return sn.all(checks)
         if self._merge_error is None and Path(self.stagedir, "results", "benchmarks.json").is_file():
             for fig in self._figures():
                 if fig.ran:
-                    checks.append(
-                        sn.assert_true(fig.value is not None, msg=f"{fig.name}: {fig.source} {fig.note}")
-                    )
+                    checks.append(sn.assert_true(fig.value is not None, msg=f"{fig.name}: {fig.source} {fig.note}"))
         return sn.all(checks)
 
     @run_before("performance")
     def set_perf_variables(self):
         """One performance variable per figure whose benchmark ran (the bench regex may leave some out)."""
+        if self.is_dry_run():
+            return
         self.perf_variables = {
             fig.name: sn.make_performance_function(lambda v=fig.value: v, fig.unit)
             for fig in self._figures()

@@ -33,9 +33,12 @@ GATE_LINE = re.compile(r"^\[ *(OK|FAIL|PASSED|FAILED|SKIP)|^P: |^ *\* (Reason|Te
 
 def _tee(cmd: list[str], log: Path, env: dict[str, str]) -> tuple[int, list[str]]:
     lines = []
-    with log.open("w") as f, subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, stdin=subprocess.DEVNULL
-    ) as proc:
+    with (
+        log.open("w") as f,
+        subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, stdin=subprocess.DEVNULL
+        ) as proc,
+    ):
         assert proc.stdout is not None
         for line in proc.stdout:
             sys.stdout.write(line)

@@ -442,8 +442,9 @@ def merge(
     BadInput (nothing written) on a missing shard, incompatible suites, a conflict without
     ``force``, or a DEST that cannot be written.
     """
+    plan = plan_merge(sources, dest, force, update_suite)  # bad input stops here, before any file is made
     if dry_run:
-        return plan_merge(sources, dest, force, update_suite)
+        return plan
     _, dest_real = check_paths(sources, dest)
     with _locked(dest_real):
         plan = plan_merge(sources, dest, force, update_suite)  # under the lock: DEST as it is now
