@@ -47,7 +47,9 @@ def _load_asv_config() -> dict:
 class RooflineSuite(rfm.RunOnlyRegressionTest):
     descr = "roofline asv suite: where LLM decoding turns from memory-bound to compute-bound"
     valid_systems = ["*"]
-    valid_prog_environs = ["*"]
+    # one environment, so one run (one asv machine, commit and environment) per partition;
+    # -S valid_prog_environs=NAME picks a site's module environment instead
+    valid_prog_environs = ["builtin"]
     sourcesdir = None
     tags = {"roofline", "benchmark"}
     exclusive_access = True  # a benchmark shares its node with nothing

@@ -1,13 +1,15 @@
 """The fleet in one command (what ``make fleet`` runs): ReFrame, then the merged results published.
 
-    python fleet/run.py [--config FILE] [--out DIR] [--bench REGEX] [-- REFRAME_ARGS...]
+    python fleet/run.py [--config FILE] [--out DIR] [--bench REGEX] [--draft-references FILE] [-- REFRAME_ARGS...]
 
 1. ReFrame runs ``fleet/roofline_check.py`` on every partition of ``--config`` (default
    ``fleet/config/local.py``: this machine as ``local:cpu`` and ``local:cpu1``), one job after
    the other; each job's results are merged into ``OUT/results`` as it finishes;
 2. ``asv publish`` builds ``OUT/html`` from the merged results;
 3. ``roofline compare OUT/results`` tables the machines;
-4. ReFrame's performance gate (its lines from step 1) is printed again at the end.
+4. ReFrame's performance gate (its lines from step 1) is printed again at the end;
+5. with ``--draft-references FILE``, the figures each machine measured are written to FILE in
+   ``references.toml``'s format, to review and then gate on (``-- -S references_file=FILE``).
 
 Exit status: ReFrame's (non-zero when a check or the performance gate failed), else asv's or
 compare's. Sizes come from the ``ROOFLINE_*`` variables, as for ``make bench``.
@@ -19,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -53,9 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, default=ROOT / "fleet" / "config" / "local.py", help="ReFrame config")
     parser.add_argument("--out", type=Path, default=ROOT / ".fleet", help="results, HTML and ReFrame's folders")
     parser.add_argument("--bench", default=DEFAULT_BENCH, help="asv --bench regex ('' runs the whole suite)")
+    parser.add_argument(
+        "--draft-references", type=Path, metavar="FILE", help="write the figures measured as a references file (new)"
+    )
     parser.add_argument("reframe_args", nargs=argparse.REMAINDER, help="after --: more arguments for reframe")
     args = parser.parse_args(argv)
     out = args.out.resolve()
+    if args.draft_references is not None and args.draft_references.exists():
+        parser.error(f"{args.draft_references} exists; choose a new file (references are never overwritten)")
     results, html, tmp = out / "results", out / "html", out / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "TMPDIR": str(tmp)}  # ReFrame's own log files go there, not to /tmp
@@ -63,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     reframe = Path(sys.executable).with_name("reframe")
     cmd = [str(reframe), "-C", str(args.config), "-c", str(CHECK), "-r", "--exec-policy=serial", "--nocolor"]
     cmd += ["--prefix", str(out / "reframe"), "-S", f"results_dir={results}", "-S", f"bench={args.bench}", *extra]
-    print("$ " + " ".join(cmd), flush=True)
+    print("$ " + shlex.join(cmd), flush=True)
     rc, lines = _tee(cmd, out / "reframe.txt", env)
     if not (results / "benchmarks.json").is_file():
         print(f"fleet: no results were merged into {results} (see {out / 'reframe.txt'})", file=sys.stderr)
@@ -99,6 +107,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n== roofline compare {results} ==\n{compare.stdout.rstrip()}")
     if compare.stderr:
         print(compare.stderr.rstrip(), file=sys.stderr)
+    if args.draft_references is not None:
+        from roofline.fleet import draft_references
+        from roofline.results import read_results
+
+        with args.draft_references.open("x") as f:
+            f.write(draft_references(read_results(results), f"From {results} by fleet/run.py."))
+        print(f"\nreferences drafted in {args.draft_references}: review them, then -S references_file=...")
     return rc or publish.returncode or compare.returncode
 
 

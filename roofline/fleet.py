@@ -204,3 +204,31 @@ def load_references(path: str | Path) -> dict[str, dict[str, Reference]]:
                 raise BadInput(f"{where} {name}: lower must lie in [-1, 0] and upper be ≥ 0 (fractions of value)")
             out[selector][name] = (float(value), lower, upper, FIGURES[name])
     return out
+
+
+#: Default bounds of a drafted reference: a throughput below half is a failure; the crossover batch
+#: has no better direction, so it may move to half or double.
+DRAFT_BOUNDS = {"observed_crossover": (-0.5, 1.0)}
+DRAFT_LOWER = -0.5
+
+
+def draft_references(results: Results, note: str = "") -> str:
+    """A references.toml drafted from what each fleet machine (``system.partition``) measured at its
+    latest commit: every figure with a value, bounds :data:`DRAFT_LOWER` (and :data:`DRAFT_BOUNDS`).
+    Machines whose names are not ``system.partition`` are left out. Review it before gating on it."""
+    lines = ["# Drafted from measured figures: review before gating on them. " + note]
+    for name, machine in results.machines.items():
+        system, _, partition = name.partition(".")
+        if not (partition and _NAME.fullmatch(system) and _NAME.fullmatch(partition)):
+            continue
+        commit = machine.latest() or ""
+        gpu = any(b.startswith(CUDA_CLASS) for b in machine.runs[commit].benchmarks()) if commit else False
+        figures = [f for f in fleet_figures(results, name, gpu=gpu) if f.value is not None]
+        if not figures:
+            continue
+        lines += ["", f'["{system}:{partition}"]  # {name} at commit {commit[:8]}']
+        for f in figures:
+            lower, upper = DRAFT_BOUNDS.get(f.name, (DRAFT_LOWER, None))
+            bounds = f", lower = {lower}" + (f", upper = {upper}" if upper is not None else "")
+            lines.append(f"{f.name} = {{ value = {f.value:.3g}{bounds} }}  # {f.source} {f.note}".rstrip())
+    return "\n".join(lines) + "\n"

@@ -167,6 +167,16 @@ def test_references_become_reframes_tuples(tmp_path):
     assert fleet.load_references(path) == {"local:*": {"batch1_gbps": (20.0, -0.5, None, "GB/s")}}
 
 
+def test_references_drafted_from_measured_figures_load_back(tmp_path):
+    res = read_results(gpu_results(tmp_path / "r", [1.0, 2.0, 3.0, 4.0, 100.0, 900.0, 120.0, 990.0]))
+    draft = tmp_path / "draft.toml"
+    draft.write_text(fleet.draft_references(res))
+    refs = fleet.load_references(draft)
+    assert refs["cluster:gpu"]["gpu_batch512_gflops"] == (990.0, -0.5, None, "GFLOP/s")
+    assert refs["cluster:gpu"]["observed_crossover"] == (24.0, -0.5, 1.0, "batch")  # no better direction
+    assert refs["cluster:gpu"]["batch1_gbps"][0] == 21.0
+
+
 def test_a_job_runs_the_checkouts_suite_into_its_own_folder():
     conf = fleet.job_asv_config({"repo": ".", "benchmark_dir": "benchmarks", "results_dir": ".asv/results"}, "/co")
     assert conf["repo"] == "/co" and conf["benchmark_dir"] == "/co/benchmarks" and conf["results_dir"] == "results"
@@ -276,6 +286,8 @@ def test_reframe_ran_both_partitions_and_its_gate_judged_them(local_fleet):
         assert len(re.findall(rf"^P: {figure}: {value} ", gate, re.M)) == 2, gate
     assert re.search(rf"^P: batch1_gbps: {value} GB/s \(r:1e-06, l:-0.5, u:None\)", gate, re.M), gate  # cpu passed
     assert re.search(rf"Reason: performance error: .*batch1_gbps={value} GB/s, expected 1000000", gate), gate
+    drafted = fleet.load_references(local_fleet["draft"])  # the figures measured, ready to review and gate on
+    assert sorted(drafted) == ["local:cpu", "local:cpu1"] and len(drafted["local:cpu"]) == 4
 
 
 @pytest.mark.slow
