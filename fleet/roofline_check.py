@@ -12,7 +12,9 @@ gate reads batch-1 GB/s, batch-512 GFLOP/s, the measured bandwidth roof and the 
 crossover (plus the CUDA class's figures on GPU partitions) against ``references.toml``.
 
 Variables (``-S name=value``): ``results_dir``, ``bench`` (asv --bench regex; default: the whole
-suite), ``references_file``, ``bw_batch`` (1), ``flops_batch`` (512), ``gpu_dtype`` (bf16).
+suite), ``references_file``, ``bw_batch`` (1), ``flops_batch`` (512), ``gpu_dtype`` (bf16),
+``force`` (false: a job whose results conflict with recorded ones fails; true: its results win and
+the recorded ones are kept aside).
 Partition ``extras``: ``roofline_root`` (the checkout on that partition's nodes) and
 ``roofline_python`` (its Python with roofline installed); defaults: this checkout and the Python
 running ReFrame. Sizes: the ``ROOFLINE_*`` variables ReFrame runs with are passed to every job.
@@ -62,6 +64,9 @@ class RooflineSuite(rfm.RunOnlyRegressionTest):
     bw_batch = variable(int, value=1)
     flops_batch = variable(int, value=512)
     gpu_dtype = variable(str, value="bf16")
+    #: on a conflict (this machine and commit already recorded with other figures: a re-run) take the
+    #: job's results; the recorded ones are kept in <results_dir>.displaced-<time>/
+    force = variable(bool, value=False)
 
     @run_after("init")
     def load_references(self):
@@ -103,7 +108,7 @@ class RooflineSuite(rfm.RunOnlyRegressionTest):
             return
         Path(self.results_dir).parent.mkdir(parents=True, exist_ok=True)
         try:
-            plan = merge([shard], self.results_dir)
+            plan = merge([shard], self.results_dir, force=self.force)
         except BadInput as exc:
             log.write_text(f"merge failed: {exc}\n")
             self._merge_error = str(exc)
@@ -118,10 +123,10 @@ class RooflineSuite(rfm.RunOnlyRegressionTest):
 
     @sanity_function
     def suite_ran_and_merged(self):
-        checks = [
+        checks = [  # the first that fails is the reason ReFrame gives
+            sn.assert_true(self._merge_error is None, msg=f"merging into {self.results_dir}: {self._merge_error}"),
             sn.assert_eq(self.job.exitcode, 0, msg="roofline bench exited {0} (see the job output)"),
             sn.assert_found(r"roofline: HTML in", self.stdout, msg="asv publish did not finish in the job"),
-            sn.assert_true(self._merge_error is None, msg=f"merging into {self.results_dir}: {self._merge_error}"),
         ]
         if self.is_dry_run():
             return sn.all(checks)

@@ -297,8 +297,13 @@ def plan_merge(
             conflicts.append(f"{rel} in {came_from[rel]} differs from DEST's")
     if conflicts:
         more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
+        what = (
+            "two different machines under one name"
+            if conflicts[0].split(" ", 1)[0].endswith(f"/{MACHINE_FILE}")
+            else "the same machine, commit and environment with different results"
+        )
         raise BadInput(
-            f"conflict: {conflicts[0]}{more}: the same machine, commit and environment with different results; "
+            f"conflict: {conflicts[0]}{more}: {what}; "
             "nothing written (--force takes the last shard's and keeps DEST's in a displaced folder)"
         )
     plan.benchmarks, plan.widened, plan.redefined = merge_suites(suites, update_suite)

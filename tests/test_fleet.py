@@ -237,21 +237,9 @@ def local_fleet(tmp_path_factory):
     refs = tmp / "references.toml"
     refs.write_text(REFERENCES)
     out = tmp / "out"
-    proc = run(
-        [
-            sys.executable,
-            repo / "fleet" / "run.py",
-            "--out",
-            out,
-            "--bench",
-            BENCH,
-            "--",
-            "-S",
-            f"references_file={refs}",
-        ],
-        repo,
-        env,
-    )
+    fleet_run = [sys.executable, repo / "fleet" / "run.py", "--out", out, "--bench", BENCH]
+    fleet_run += ["--draft-references", tmp / "draft.toml", "--", "-S", f"references_file={refs}"]
+    proc = run(fleet_run, repo, env)
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "fleet-run.txt").write_text(proc.stdout + proc.stderr)
     # each job's own results: in ReFrame's output folder when the test passed, its stage folder when not
@@ -263,6 +251,7 @@ def local_fleet(tmp_path_factory):
         "proc": proc,
         "out": out,
         "results": out / "results",
+        "draft": tmp / "draft.toml",
         "shards": {
             m: next(d for j in jobs if (d := j / m[6:] / "builtin" / "RooflineSuite" / "results").is_dir())
             for m in MACHINES
@@ -395,6 +384,22 @@ def test_bad_merge_input_in_a_real_process(local_fleet, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_job_whose_results_conflict_fails_and_writes_nothing(local_fleet, tmp_path):
+    """local.cpu run again at the same commit, into a shared folder that holds its first results."""
+    shared = tmp_path / "shared"
+    shutil.copytree(local_fleet["results"], shared)
+    held = snapshot(shared)
+    cmd = [Path(sys.executable).with_name("reframe"), "-C", "fleet/config/local.py", "-c", "fleet/roofline_check.py"]
+    cmd += ["--system", "local:cpu", "-r", "--nocolor", "-S", f"results_dir={shared}", "-S", "bench=MemoryBandwidth"]
+    proc = run([*cmd, "--prefix", tmp_path / "rfm"], local_fleet["repo"], local_fleet["env"])
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    assert re.search(r"Reason: sanity error: merging into .*: conflict: local.cpu/", proc.stdout), proc.stdout[-3000:]
+    assert snapshot(shared) == held  # the shared folder as it was
+    assert list((tmp_path / "rfm" / "stage").rglob("results/local.cpu/machine.json"))  # the job's shard kept
+    # (-S force=true passes force to the same merge: roofline merge --force, tested in test_merge.py)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("config, system", [("slurm", "cluster"), ("ssh", "workstations")])
 def test_the_untested_configurations_load_and_generate_jobs(tmp_path, config, system):
     pytest.importorskip("reframe", reason="reframe-hpc (the test extra)")
@@ -402,12 +407,10 @@ def test_the_untested_configurations_load_and_generate_jobs(tmp_path, config, sy
     env = {**asv_env(ROOT, tmp_path, tmp_path / "cache"), "TMPDIR": str(tmp_path)}
     base = [reframe, "-C", ROOT / "fleet" / "config" / f"{config}.py", "-c", ROOT / "fleet" / "roofline_check.py"]
     base += ["--system", system, "--nocolor", "-S", f"results_dir={tmp_path / 'results'}"]
-    listed = run([*base, "-lC"], ROOT, env)
-    assert listed.returncode == 0, listed.stdout + listed.stderr
-    partitions = re.findall(rf"RooflineSuite /\w+ @{system}:(\w+)\+builtin", listed.stdout)
-    assert len(partitions) == 2, listed.stdout
-    dry = run([*base, "--dry-run", "--prefix", tmp_path / "rfm"], ROOT, env)
-    assert dry.returncode == 0, dry.stdout[-3000:]
+    dry = run([*base, "--dry-run", "--prefix", tmp_path / "rfm"], ROOT, env)  # loads, concretizes, writes jobs
+    assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-3000:]
+    partitions = re.findall(rf"DRY +\] RooflineSuite /\w+ @{system}:(\w+)\+builtin", dry.stdout)
+    assert len(partitions) == 2, dry.stdout
     scripts = {p.parts[-4]: p.read_text() for p in (tmp_path / "rfm").rglob("rfm_job.sh")}
     assert sorted(scripts) == sorted(partitions)
     for partition, script in scripts.items():

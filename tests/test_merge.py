@@ -185,7 +185,7 @@ def test_a_machine_json_that_differs_is_a_conflict(tmp_path, capsys):
     b = shard(tmp_path / "b", "alpha", B)
     write_machine(b, "alpha", cpu="Another CPU")  # two machine types under one name
     err = one_line_exit_2(capsys, a, b, tmp_path / "dest")
-    assert "alpha/machine.json differs" in err
+    assert "alpha/machine.json differs" in err and "two different machines under one name" in err
 
 
 # ---- bad input: one line, exit 2, nothing written --------------------------------------------
