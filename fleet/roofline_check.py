@@ -124,7 +124,10 @@ class RooflineSuite(rfm.RunOnlyRegressionTest):
     @sanity_function
     def suite_ran_and_merged(self):
         checks = [  # the first that fails is the reason ReFrame gives
-            sn.assert_true(self._merge_error is None, msg=f"merging into {self.results_dir}: {self._merge_error}"),
+            sn.assert_true(
+                self._merge_error is None,
+                msg=f"merging into {self.results_dir}: {self._merge_error} (a re-run of this commit? -S force=true)",
+            ),
             sn.assert_eq(self.job.exitcode, 0, msg="roofline bench exited {0} (see the job output)"),
             sn.assert_found(r"roofline: HTML in", self.stdout, msg="asv publish did not finish in the job"),
         ]
