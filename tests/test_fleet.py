@@ -252,11 +252,14 @@ def local_fleet(tmp_path_factory):
         "out": out,
         "results": out / "results",
         "draft": tmp / "draft.toml",
-        "shards": {
-            m: next(d for j in jobs if (d := j / m[6:] / "builtin" / "RooflineSuite" / "results").is_dir())
-            for m in MACHINES
-        },  # fmt: skip
+        "shards": {m: _job_results(jobs, m.split(".", 1)[1]) for m in MACHINES},
     }
+
+
+def _job_results(jobs: list[Path], partition: str) -> Path:
+    found = [d for j in jobs if (d := j / partition / "builtin" / "RooflineSuite" / "results").is_dir()]
+    assert found, f"no results of partition {partition} under {jobs}"
+    return found[0]
 
 
 @pytest.mark.slow
