@@ -12,7 +12,8 @@ The package is layered; lower modules never import higher ones:
   :mod:`~roofline.suite_backends`, :mod:`~roofline.decode_model`
 - results and reports: :mod:`~roofline.results`, :mod:`~roofline.report`, :mod:`~roofline.results_report`,
   :mod:`~roofline.compare`, :mod:`~roofline.specs`, :mod:`~roofline.plot`, :mod:`~roofline.compare_plot`,
-  :mod:`~roofline.decode_report`, :mod:`~roofline.gpu_run`, :mod:`~roofline.machine`
+  :mod:`~roofline.decode_report`, :mod:`~roofline.gpu_run`, :mod:`~roofline.machine`, :mod:`~roofline.merge`,
+  :mod:`~roofline.fleet`
 - the command line: :mod:`~roofline.preflight`, :mod:`~roofline.bench`, :mod:`~roofline.cli`
 """
 

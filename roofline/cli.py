@@ -581,6 +581,34 @@ def _run_gpu(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_merge(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "merge",
+        help="merge sharded asv results directories (one per machine or job) into one, safely",
+        description="Copies each shard's <machine>/ folders into DEST after checking that the suites are "
+        "compatible and that no file (machine, commit, environment) differs; never writes a shard; DEST is "
+        "replaced in one step and keeps everything it held. Exit 2 on any problem, nothing written.",
+    )
+    p.add_argument("paths", nargs="+", type=Path, metavar="SRC... DEST", help="asv results directories, then DEST")
+    p.add_argument("--force", action="store_true", help="on a conflict take the last shard's file (DEST's kept aside)")
+    p.add_argument(
+        "--update-suite", action="store_true", help="where a benchmark changed, the shards' definition replaces DEST's"
+    )
+    p.add_argument("--dry-run", action="store_true", help="check and say what would be merged; write nothing")
+
+
+def _run_merge(args: argparse.Namespace) -> int:
+    from .merge import merge
+
+    if len(args.paths) < 2:
+        raise BadInput("merge needs at least one SRC and a DEST (roofline merge SRC... DEST)")
+    plan = merge(args.paths[:-1], args.paths[-1], args.force, args.update_suite, args.dry_run)
+    for line in plan.warnings:
+        print(f"roofline: warning: {line}", file=sys.stderr)
+    print("\n".join(plan.summary()))
+    return 0
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable[[argparse.Namespace], int]]] = {
     "preflight": (_add_preflight, _run_preflight),
     "cache": (_add_cache, _run_cache),
@@ -593,6 +621,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable
     "compare": (_add_compare, _run_compare),
     "backends": (_add_backends, _run_backends),
     "gpu": (_add_gpu, _run_gpu),
+    "merge": (_add_merge, _run_merge),
 }
 
 

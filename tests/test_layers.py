@@ -15,8 +15,8 @@ LAYERS = [
     {"measure", "guards"},
     {"ceilings", "crossover", "regimes", "decode_model", "preflight"},
     {"gpu_ceilings", "suite", "suite_backends", "gpu_run", "results"},
-    {"report", "specs", "machine", "compare", "plot", "decode_report"},
-    {"results_report", "compare_plot"},
+    {"report", "specs", "machine", "compare", "plot", "decode_report", "merge"},
+    {"results_report", "compare_plot", "fleet"},
     {"bench", "cli", "__main__", "__init__"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
