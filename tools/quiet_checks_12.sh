@@ -152,6 +152,14 @@ for key in keys:
     if len(vals) > 1 and min(vals) > 0:
         flag = "" if max(vals) / min(vals) <= 1.10 else "  > 1.10"
         lines.append(f"{key[0]}({key[1]}): {max(vals) / min(vals):.3f}{flag}")
+lines += ["", "## time_ twin ÷ the track's own time per call (issue 13: within 10 %), first quiet run", ""]
+for (name, combo), t in sorted(quiet[0].items() if quiet else []):
+    if name.startswith("decode.") and name.endswith(".time_decode_step"):
+        gflops = quiet[0].get((name.replace("time_decode_step", "track_gflops"), combo))
+        n, b = (int(x) for x in combo.split(", "))
+        if gflops:
+            ratio = t / (2.0 * n * n * b / (gflops * 1e9))
+            lines.append(f"{name}({combo}): {ratio:.3f}{'' if abs(ratio - 1) <= 0.10 else '  beyond 10 %'}")
 ref = {}
 for line in (out / "referees.txt").read_text().splitlines():
     parts = line.split()

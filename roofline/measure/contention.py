@@ -128,7 +128,10 @@ def reference_kernel(n: int = REFERENCE_N) -> Callable[[], object]:
     np.matmul(w, x, out=out)
     err = relative_error(out, reference_product(w, x))
     if not err <= 1e-4:
-        raise KernelMismatch(f"the reference kernel is wrong: relative error {err:.3g}")
+        raise KernelMismatch(
+            f"the contention reference GEMV computed wrong values (relative error {err:.3g}): "
+            "a wrong BLAS, no figure will be reported"
+        )
     return lambda: np.matmul(w, x, out=out)
 
 
