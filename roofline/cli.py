@@ -389,6 +389,13 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
     group.add_argument("--commit", metavar="HASH", help="compare machines at this commit (default: each one's latest)")
     group.add_argument("--commits", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two commits: the CI gate")
     p.add_argument("--threshold", type=threshold, default=0.10, help="change that counts (default 10%%)")
+    p.add_argument(
+        "--env",
+        action="append",
+        metavar="ENV",
+        help="with --commits: the asv environment (name or prefix) to read where a commit has several; "
+        "once for both commits, twice for before and after",
+    )
     p.add_argument("--plot", type=output_path, metavar="FILE", help="overlay every machine's roofline in one figure")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
@@ -398,13 +405,17 @@ def _run_compare(args: argparse.Namespace) -> int:
     from .suite.results import read_results
 
     results = read_results(args.results)
+    if args.env and not args.commits:
+        raise BadInput("--env goes with --commits")
     if args.plot is not None:
         if args.commits:
             raise BadInput("--plot goes with the machine comparison, not with --commits")
         if args.plot.resolve().is_relative_to(args.results.resolve()):
             raise BadInput(f"--plot {args.plot}: compare never writes into the results directory")
     if args.commits:
-        cmp = gate.compare_commits(results, *args.commits, machines=args.machine, threshold=args.threshold)
+        cmp = gate.compare_commits(
+            results, *args.commits, machines=args.machine, threshold=args.threshold, envs=args.env
+        )
         for line in results.warnings + cmp.warnings:
             print(f"roofline: warning: {line}", file=sys.stderr)
         if args.json:
