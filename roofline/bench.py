@@ -157,7 +157,12 @@ def run_bench(
 
             # asv's machine file, non-interactively, with roofline's keys (the GPU's name too: the same
             # entry as `roofline machine` writes, so the key does not flip between the two)
-            machine, _, _ = register(machine, gpu=gpu_facts(), say=_say)
+            machine, _, retired = register(machine, gpu=gpu_facts())
+            if retired:
+                _say(
+                    f"machine {machine!r} still has keys roofline no longer writes ({', '.join(retired)}): "
+                    f"`roofline machine --migrate {results}` takes them out of its results too, history kept whole"
+                )
             folder = results / machine
             before = _snapshot(folder)
             return _run(results, html, machine, commit, same_python, bench, stage)
