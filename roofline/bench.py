@@ -192,13 +192,28 @@ def _run(
     stage[0] = "asv publish"
     publish_rc = _asv("publish")
     if publish_rc == 0:
-        print(f"roofline: HTML in {(html / 'index.html').resolve()} (serve it with: asv preview)")
+        publish_rc = _offline(html)
     status = 0 if asv_rc == 0 and publish_rc == 0 else 1
     if asv_rc != 0:
         print("roofline: some benchmarks failed (see above); the others are recorded", file=sys.stderr)
     stage[0] = "the report"
     _report(results, machine, commit, html)
     return status
+
+
+def _offline(html: Path) -> int:
+    """asv's page made to work without the internet (its CDN libraries from roofline); 0, or 1 if it could not."""
+    from .suite.offline_html import make_offline
+
+    try:
+        notes = make_offline(html)
+    except BadInput as exc:
+        print(f"roofline: {exc}", file=sys.stderr)
+        return 1
+    for line in notes:
+        print(f"roofline: HTML: {line}")
+    print(f"roofline: HTML in {(html / 'index.html').resolve()}, works offline (serve it with: roofline serve)")
+    return 0
 
 
 def _report(results: Path, machine: str, commit: str, html: Path) -> None:

@@ -481,6 +481,40 @@ def _run_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_serve(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="serve asv's published HTML on 127.0.0.1, offline (asv preview listens on every interface)",
+        description="Serves the folder read-only on 127.0.0.1 only, with asv's JavaScript libraries from roofline "
+        "instead of CDNs, until Ctrl-C.",
+    )
+    p.add_argument("--html", type=Path, default=Path(".asv/html"), help="asv's html folder (default .asv/html)")
+    p.add_argument("--port", type=port_number, default=8080, help="port on 127.0.0.1 (default 8080; 0: any free one)")
+
+
+def port_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port number (0 to 65535)")
+    return value
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from .suite.offline_html import local_server
+
+    server = local_server(args.html, args.port)
+    host, port = server.server_address[:2]
+    print(f"serving {args.html} on http://{host}:{port}/ with asv's libraries from roofline (Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+    return 0
+
+
 def _add_backends(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("backends", help="which backends and dtypes run here, and why not where they don't")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -566,6 +600,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable
     "specs": (_add_specs, _run_specs),
     "machine": (_add_machine, _run_machine),
     "compare": (_add_compare, _run_compare),
+    "serve": (_add_serve, _run_serve),
     "backends": (_add_backends, _run_backends),
     "gpu": (_add_gpu, _run_gpu),
 }

@@ -21,28 +21,25 @@ from types import ModuleType
 from ..errors import BadInput
 from ..suite.names import MACHINE_FIGURES
 from ..suite.results import Benchmark, EnvRun, MachineResults, Results, Run
-from ..units import NA, si, sig, table
+from ..units import NA, better, si, sig, table
 from .compare import select_machines
 
 DEFAULT_THRESHOLD = 0.10
 #: asv's significance level (``asv._stats.is_different``'s default).
 P_THRESHOLD = 0.002
 SCHEMA = "roofline.gate/1"
-#: Units read as lower-is-better by their first word (asv's "seconds", "µs per call", ...).
-TIME_UNITS = ("seconds", "s", "ms", "µs", "us", "ns", "bytes")
 
 
 def direction(name: str, bench: Benchmark | None) -> str | None:
     """'higher' or 'lower' is better for this benchmark, by its type and unit; None when neither."""
     short = name.rsplit(".", 1)[-1]
     kind = bench.type if bench and bench.type else short.split("_", 1)[0]
-    unit = (bench.unit if bench else "").strip()
-    words = unit.split()
-    if kind in ("time", "mem", "peakmemory") or (words and words[0] in TIME_UNITS):
+    unit = bench.unit if bench else ""
+    if kind in ("time", "mem", "peakmemory"):
         return "lower"
-    if unit.endswith("/s") or unit.startswith("fraction"):
-        return "higher"
-    if not unit and any(word in short for word in ("gflops", "bandwidth", "fraction")):
+    if better(unit):
+        return better(unit)
+    if not unit.strip() and any(word in short for word in ("gflops", "bandwidth", "fraction")):
         return "higher"
     return None
 

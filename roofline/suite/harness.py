@@ -13,6 +13,7 @@ floats and strings, so the per-combination processes never import torch.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 
@@ -27,6 +28,16 @@ from ..model import guards
 from ..model.arithmetic import gemm_intensity, roofline_fraction
 from ..model.dtypes import SUITE
 from . import params
+
+#: Significant digits a track records: ten times finer than the spread of any timing here (≥ 1 %),
+#: and no 17-digit floats in asv's result files and pages.
+TRACK_DIGITS = 4
+
+
+def tracked(value: float) -> float:
+    """A track's value as asv records it: a Python float to :data:`TRACK_DIGITS` significant digits."""
+    value = float(value)
+    return float(f"{value:.{TRACK_DIGITS}g}") if math.isfinite(value) else value
 
 
 def _stderr(*lines: str) -> None:
@@ -56,11 +67,11 @@ def decode_setup(n: int, batch: int, regime: Regime = "dram", dtype: str = SUITE
 
 
 def decode_gflops(step: DecodeStep) -> float:
-    return float(_measure(step).gflops)
+    return tracked(_measure(step).gflops)
 
 
 def decode_gbps(step: DecodeStep) -> float:
-    return float(_measure(step).gbps)
+    return tracked(_measure(step).gbps)
 
 
 def suite_ceilings() -> Ceilings:
@@ -76,21 +87,21 @@ def decode_roofline_fraction(step: DecodeStep, ceilings: Ceilings) -> float:
     _warn(guards.above_ceiling(m.gbps, hw.bandwidth / 1e9, f"{label} bandwidth", "GB/s"))
     _warn(guards.above_ceiling(m.gflops, hw.peak(SUITE.name) / 1e9, f"{label} FLOP rate", "GFLOP/s"))
     intensity = gemm_intensity(step.n, step.batch, step.itemsize)
-    return float(roofline_fraction(m.gflops * 1e9, hw, intensity, SUITE.name))
+    return tracked(roofline_fraction(m.gflops * 1e9, hw, intensity, SUITE.name))
 
 
 def bandwidth_gbps(kind: str) -> float:
     """Best STREAM-style bandwidth of one kernel, GB/s (the roof is ``add``)."""
     bw = stream_bandwidth(kinds=(kind,))[kind]
     _warn(guards.noisy(bw.spread, f"{kind} bandwidth"))
-    return float(bw.best / 1e9)
+    return tracked(bw.best / 1e9)
 
 
 def gemm_gflops(dtype: str) -> float:
     """Best square-GEMM rate, GFLOP/s."""
     peak = gemm_peak(dtype)
     _warn(guards.blas_threads_below_cores(peak.blas_threads, cpu_count()))
-    return float(peak.best / 1e9)
+    return tracked(peak.best / 1e9)
 
 
 def observed_crossover(n: int | None = None) -> float:
@@ -100,7 +111,7 @@ def observed_crossover(n: int | None = None) -> float:
         _warn(guards.noisy(m.spread, f"sweep n={m.n} batch={m.batch}"))
     if not s.knee.within_sweep:
         _warn([f"the knee ({s.knee.batch:.0f}) lies outside the sweep 1..{SWEEP_BATCHES[-1]}: extrapolated"])
-    return float(s.knee.batch)
+    return tracked(s.knee.batch)
 
 
 def predicted_crossover() -> float:
@@ -108,7 +119,7 @@ def predicted_crossover() -> float:
     from ..model.arithmetic import crossover_batch
 
     c = suite_ceilings()
-    return float(crossover_batch(c.hardware, SUITE.bytes, SUITE.name))
+    return tracked(crossover_batch(c.hardware, SUITE.bytes, SUITE.name))
 
 
 # ---- backends and the GPU (benchmarks/backends.py) ------------------------------------------
@@ -170,7 +181,7 @@ def grid_entry(grid: dict, backend: str, dtype: str, n: int, batch: int) -> dict
 
 def grid_value(entry: dict[str, object], field: str, scale: float = 1.0) -> float:
     """One figure of a measured entry as a plain float (asv needs a float)."""
-    return float(entry[field]) * scale
+    return tracked(float(entry[field]) * scale)
 
 
 def overhead_us(backend: str, dtype: str, which: str) -> float:
@@ -178,4 +189,4 @@ def overhead_us(backend: str, dtype: str, which: str) -> float:
     from ..measure.overhead import measure_overhead
 
     o = measure_overhead(backend, dtype)
-    return float((o.single_call_seconds if which == "single" else o.amortized_seconds) * 1e6)
+    return tracked((o.single_call_seconds if which == "single" else o.amortized_seconds) * 1e6)

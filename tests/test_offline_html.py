@@ -1,0 +1,147 @@
+"""asv's published page without the internet: the shipped libraries, index.html pointed at them, the empty
+benchmarks taken out of the lists, `roofline serve` on 127.0.0.1 only; and the names that say which way is better."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import threading
+import urllib.request
+from pathlib import Path
+
+import asv
+import pytest
+
+from roofline.cli import main
+from roofline.errors import BadInput
+from roofline.suite import offline_html as oh
+from roofline.suite.harness import tracked
+
+from .clitools import one_line_error
+from .test_golden import benchmark_inventory
+
+ASV_INDEX = Path(asv.__file__).parent / "www" / "index.html"
+#: the npm files that are the CDN's byte for byte (asv's own integrity hash matches); cdnjs's minified
+#: flot 0.8.3 and stupidtable 1.0.1 are not on npm (flot's source and stupidtable 1.1.3 stand in)
+IDENTICAL = {"jquery@3.3.1", "flot-orderbars@1.0.0", "blueimp-md5@2.19.0", "bootstrap@3.1.1"}
+
+
+def test_the_shipped_libraries_are_the_pinned_files():
+    assert oh.check_assets() == []
+
+
+def test_which_are_the_cdns_own_bytes_by_asvs_integrity_hashes():
+    html = ASV_INDEX.read_text()
+    same = set()
+    for url, asset in oh.ASSETS.items():
+        tag = re.search(rf'<[^>]*"{re.escape(url)}"[^>]*>', html).group(0)
+        algo, want = re.search(r'integrity="(sha\d+)-([^"]+)"', tag).groups()
+        got = base64.b64encode(hashlib.new(algo, oh.asset_path(asset).read_bytes()).digest()).decode()
+        if got == want:
+            same.add(asset.package)
+    assert same == IDENTICAL
+
+
+def test_asvs_index_points_at_vendor_and_nothing_remote_is_left():
+    text, remote = oh.offline_index(ASV_INDEX.read_text())
+    assert remote == [] and not any(url in text for url in oh.ASSETS)
+    for asset in oh.ASSETS.values():
+        tag = re.search(rf'<[^>]*"vendor/{re.escape(asset.file)}"[^>]*>', text).group(0)
+        assert "integrity" not in tag and "crossorigin" not in tag
+    assert oh.offline_index(text) == (text, [])  # idempotent
+    _, remote = oh.offline_index('<script src="https://cdn.example/x.js"></script><a href="https://x.org/">x</a>')
+    assert remote == ['src="https://cdn.example/x.js"']  # a library roofline does not know; links are no loads
+
+
+def published(tmp_path: Path) -> Path:
+    """A folder as asv publish leaves it: two benchmarks, one with values, one skipped everywhere."""
+    html = tmp_path / "html"
+    (html / "graphs" / "machine-a").mkdir(parents=True)
+    (html / "index.html").write_text(ASV_INDEX.read_text())
+    benchmarks = {"d.D.track_gflops": {"unit": "GFLOP/s"}, "b.Cuda.track_gflops": {"unit": "GFLOP/s"}}
+    (html / "index.json").write_text(json.dumps({"benchmarks": benchmarks, "params": {}}))
+    (html / "graphs" / "machine-a" / "d.D.track_gflops.json").write_text("[[1, [null, 12.5]], [2, [NaN, null]]]")
+    (html / "graphs" / "machine-a" / "b.Cuda.track_gflops.json").write_text("[[1, [null, NaN]], [2, null]]")
+    rows = [{"name": name, "idx": 0, "pretty_name": name} for name in benchmarks]
+    (html / "graphs" / "machine-a" / "summary.json").write_text(json.dumps(rows))
+    return html
+
+
+def test_make_offline_copies_rewrites_and_unlists_the_empty(tmp_path):
+    html = published(tmp_path)
+    lines = oh.make_offline(html)
+    assert lines == ["not listed, as no machine has a value for them: b.Cuda.track_gflops"]
+    for asset in oh.ASSETS.values():
+        assert (html / "vendor" / asset.file).read_bytes() == oh.asset_path(asset).read_bytes()
+    assert "vendor/jquery-3.3.1.min.js" in (html / "index.html").read_text()
+    assert list(json.loads((html / "index.json").read_text())["benchmarks"]) == ["d.D.track_gflops"]
+    rows = json.loads((html / "graphs" / "machine-a" / "summary.json").read_text())
+    assert [r["name"] for r in rows] == ["d.D.track_gflops"]
+    before = {p: p.read_bytes() for p in html.rglob("*") if p.is_file()}
+    assert oh.make_offline(html) == []  # again: nothing to do
+    assert {p: p.read_bytes() for p in html.rglob("*") if p.is_file()} == before
+
+
+def test_make_offline_needs_a_published_page(tmp_path):
+    with pytest.raises(BadInput, match="no index.html"):
+        oh.make_offline(tmp_path)
+
+
+def get(url: str) -> tuple[int, str, bytes]:
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return r.status, r.headers["Content-Type"], r.read()
+
+
+def test_serve_binds_loopback_only_and_serves_the_page_offline(tmp_path):
+    html = published(tmp_path)  # as plain asv publish left it: CDN addresses, the empty benchmark listed
+    server = oh.local_server(html, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        assert host == "127.0.0.1"
+        base = f"http://127.0.0.1:{port}"
+        status, kind, body = get(f"{base}/")
+        assert status == 200 and kind.startswith("text/html") and b"vendor/jquery-3.3.1.min.js" in body
+        assert not any(url.encode() in body for url in oh.ASSETS)
+        for asset in oh.ASSETS.values():
+            assert get(f"{base}/vendor/{asset.file}")[2] == oh.asset_path(asset).read_bytes()
+        assert list(json.loads(get(f"{base}/index.json")[2])["benchmarks"]) == ["d.D.track_gflops"]
+        rows = json.loads(get(f"{base}/graphs/machine-a/summary.json")[2])
+        assert [r["name"] for r in rows] == ["d.D.track_gflops"]
+        assert b"12.5" in get(f"{base}/graphs/machine-a/d.D.track_gflops.json")[2]
+        with pytest.raises(BadInput, match="cannot listen on 127.0.0.1"):
+            oh.local_server(html, port)  # taken
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert json.loads((html / "index.json").read_text())["benchmarks"].keys() == {
+        "d.D.track_gflops",
+        "b.Cuda.track_gflops",
+    }
+
+
+@pytest.mark.parametrize("args", [["--html", "nowhere"], ["--port", "70000"], ["--port", "http"]])
+def test_serve_bad_input_is_one_line(tmp_path, capsys, monkeypatch, args):
+    monkeypatch.chdir(tmp_path)
+    assert main(["serve", *args]) == 2
+    one_line_error(capsys.readouterr().err)
+
+
+def test_track_values_are_rounded_to_four_significant_digits():
+    assert tracked(14.023987654321) == 14.02 and tracked(0.000123456) == 0.0001235 and tracked(293) == 293.0
+    assert type(tracked(1)) is float and tracked(float("nan")) != tracked(float("nan"))
+
+
+def test_every_throughput_and_latency_track_says_which_way_is_better():
+    """asv reads every number as lower-is-better: the page names the direction (asv's pretty_name)."""
+    inventory = json.loads(benchmark_inventory())
+    for name, b in inventory.items():
+        if b["type"] != "track" or b["unit"] in ("batch", "unit"):
+            continue
+        way = "lower" if b["unit"].startswith("µs") else "higher"
+        cls, method = name.split(".")[1:]
+        assert b.get("pretty_name") == f"{cls}.{method} [{b['unit']}, {way} is better]", name
+    assert inventory["decode.DecodeCacheResident.track_gflops"]["pretty_name"].startswith("DecodeCacheResident.")
