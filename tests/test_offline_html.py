@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.util
 import json
 import re
+import shutil
+import subprocess
+import sys
 import threading
 import urllib.request
 from pathlib import Path
@@ -23,6 +27,7 @@ from .clitools import one_line_error
 from .test_golden import benchmark_inventory
 
 ASV_INDEX = Path(asv.__file__).parent / "www" / "index.html"
+TOOL = Path(__file__).resolve().parents[1] / "tools" / "asv_offline_assets.py"
 #: the npm files that are the CDN's byte for byte (asv's own integrity hash matches); cdnjs's minified
 #: flot 0.8.3 and stupidtable 1.0.1 are not on npm (flot's source and stupidtable 1.1.3 stand in)
 IDENTICAL = {"jquery@3.3.1", "flot-orderbars@1.0.0", "blueimp-md5@2.19.0", "bootstrap@3.1.1"}
@@ -30,6 +35,36 @@ IDENTICAL = {"jquery@3.3.1", "flot-orderbars@1.0.0", "blueimp-md5@2.19.0", "boot
 
 def test_the_shipped_libraries_are_the_pinned_files():
     assert oh.check_assets() == []
+
+
+def test_every_shipped_package_has_its_licence_beside_it():
+    text = (oh.WWW / oh.LICENSES).read_text()
+    headings = set(re.findall(r"^(\S+@\S+) \(", text, re.MULTILINE))
+    assert headings == {asset.package for asset in oh.ASSETS.values()}
+    assert text.count("Permission is hereby granted") >= 5  # MIT texts, not just names
+
+
+def test_the_vendoring_tool_checks_the_shipped_files_and_knows_every_licence():
+    out = subprocess.run([sys.executable, str(TOOL), "check"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and f"{len(oh.ASSETS)} files" in out.stdout, out.stderr
+    bad = subprocess.run([sys.executable, str(TOOL), "fetch"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "usage" in bad.stderr
+    spec = importlib.util.spec_from_file_location("asv_offline_assets", TOOL)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert set(tool.LICENCES) == {asset.package for asset in oh.ASSETS.values()}
+
+
+def test_a_library_that_is_not_the_pinned_file_is_refused(tmp_path, monkeypatch):
+    www = tmp_path / "www"
+    shutil.copytree(oh.WWW, www)
+    monkeypatch.setattr(oh, "WWW", www)
+    (www / "md5-2.19.0.min.js").write_text("/* not md5 */")
+    assert oh.check_assets() == [
+        f"{www / 'md5-2.19.0.min.js'} is not the file of blueimp-md5@2.19.0 it should be (SHA-256 differs)"
+    ]
+    with pytest.raises(BadInput, match="blueimp-md5"):
+        oh.make_offline(published(tmp_path))
 
 
 def test_which_are_the_cdns_own_bytes_by_asvs_integrity_hashes():
@@ -75,6 +110,7 @@ def test_make_offline_copies_rewrites_and_unlists_the_empty(tmp_path):
     assert lines == ["not listed, as no machine has a value for them: b.Cuda.track_gflops"]
     for asset in oh.ASSETS.values():
         assert (html / "vendor" / asset.file).read_bytes() == oh.asset_path(asset).read_bytes()
+    assert (html / "vendor" / oh.LICENSES).read_text() == (oh.WWW / oh.LICENSES).read_text()
     assert "vendor/jquery-3.3.1.min.js" in (html / "index.html").read_text()
     assert list(json.loads((html / "index.json").read_text())["benchmarks"]) == ["d.D.track_gflops"]
     rows = json.loads((html / "graphs" / "machine-a" / "summary.json").read_text())

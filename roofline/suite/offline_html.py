@@ -35,6 +35,8 @@ from ..files import atomic_write
 #: Where the libraries live in this package, and where :func:`make_offline` puts them in the HTML folder.
 WWW = Path(__file__).resolve().parent / "asv_www"
 VENDOR = "vendor"
+#: The libraries' licence texts, shipped beside them (and copied with them).
+LICENSES = "LICENSES.txt"
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,14 @@ def check_assets() -> list[str]:
             problems.append(f"{path} is missing (the stand-in for {url})")
         elif hashlib.sha256(path.read_bytes()).hexdigest() != asset.sha256:
             problems.append(f"{path} is not the file of {asset.package} it should be (SHA-256 differs)")
+    if not (WWW / LICENSES).is_file():
+        problems.append(f"{WWW / LICENSES} is missing (the libraries' licences)")
     return problems
+
+
+def _vendored() -> dict[str, Path]:
+    """What goes into ``vendor/``: each library under its file name, and the licences."""
+    return {**{asset.file: asset_path(asset) for asset in ASSETS.values()}, LICENSES: WWW / LICENSES}
 
 
 def offline_index(html: str) -> tuple[str, list[str]]:
@@ -183,7 +192,7 @@ def benchmarks_with_values(html: Path) -> set[str]:
 def make_offline(html: Path) -> list[str]:
     """Make an ``asv publish`` folder work offline, in place; returns one line per thing done or left.
 
-    Copies the libraries into ``html/vendor/``, rewrites ``index.html`` (atomically), and takes the
+    Copies the libraries and their licences into ``html/vendor/``, rewrites ``index.html`` (atomically), and takes the
     benchmarks without a value anywhere out of ``index.json``'s list. BadInput when ``html`` holds
     no published page or the shipped libraries are not sound.
     """
@@ -197,10 +206,10 @@ def make_offline(html: Path) -> list[str]:
     lines = []
     try:
         (html / VENDOR).mkdir(exist_ok=True)
-        for asset in ASSETS.values():
-            target = html / VENDOR / asset.file
-            if not target.is_file() or target.read_bytes() != asset_path(asset).read_bytes():
-                shutil.copyfile(asset_path(asset), target)
+        for name, source in _vendored().items():
+            target = html / VENDOR / name
+            if not target.is_file() or target.read_bytes() != source.read_bytes():
+                shutil.copyfile(source, target)
         text, remote = offline_index(index.read_text(encoding="utf-8"))
         atomic_write(index, text)
         lines += [f"index.html still loads {r} from the internet (not a library roofline knows)" for r in remote]
@@ -253,7 +262,7 @@ def make_handler(html: Path) -> type[http.server.SimpleHTTPRequestHandler]:
     """A request handler serving ``html`` read-only, offline: index.html rewritten by :func:`offline_index`,
     ``vendor/`` from this package, index.json without the benchmarks no machine has a value for."""
     html = Path(html)
-    files = {asset.file: asset_path(asset) for asset in ASSETS.values()}
+    files = _vendored()
     shown = benchmarks_with_values(html)
 
     class Handler(http.server.SimpleHTTPRequestHandler):
@@ -270,7 +279,7 @@ def make_handler(html: Path) -> type[http.server.SimpleHTTPRequestHandler]:
                 return self._send(body, "text/html; charset=utf-8")
             if path.startswith(f"/{VENDOR}/") and path.removeprefix(f"/{VENDOR}/") in files:
                 name = path.removeprefix(f"/{VENDOR}/")
-                kind = "text/css" if name.endswith(".css") else "text/javascript"
+                kind = "text/css" if name.endswith(".css") else "text/plain" if name == LICENSES else "text/javascript"
                 return self._send(files[name].read_bytes(), kind)
             kind = "index" if path == "/index.json" else "summary" if path.endswith(f"/{SUMMARY}") else None
             file = Path(self.translate_path(path))
