@@ -203,3 +203,22 @@ def test_results_reader_keeps_each_environment_apart(tmp_path):
     assert mine.samples[TIME][(256, 1)] == pytest.approx(samples_of(1.0)[0])
     assert mine.stats[TIME][(256, 1)]["ci_99_b"] == pytest.approx(max(samples_of(1.0)[0]))
     assert TIME not in run.envs["virtualenv-py3.11"].samples
+
+
+def test_asvs_regression_detection_is_on_exactly_where_lower_is_better():
+    """asv reads every value as lower-is-better: asv.conf.json turns its detection off for every other benchmark."""
+    import re
+    from pathlib import Path
+
+    from asv.util import load_json
+
+    root = Path(__file__).resolve().parents[1]
+    off = list(load_json(root / "asv.conf.json", js_comments=True)["regressions_first_commits"])
+    suite = json.loads((root / "tests" / "golden" / "benchmarks.json").read_text())
+    for name, b in suite.items():
+        if not isinstance(b, dict):
+            continue
+        lower = gate.direction(name, Benchmark(name=name, type=b["type"], unit=b["unit"])) == "lower"
+        for entry in (name, f"{name}(256, 1)", f"{name}@main"):
+            detected = not any(re.match(regex, entry) for regex in off)
+            assert detected == lower, f"{entry}: asv's regression detection {'on' if detected else 'off'}"
