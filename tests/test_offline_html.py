@@ -9,6 +9,7 @@ import importlib.util
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -157,6 +158,48 @@ def test_serve_binds_loopback_only_and_serves_the_page_offline(tmp_path):
         "d.D.track_gflops",
         "b.Cuda.track_gflops",
     }
+
+
+def listening(port: int) -> list[str]:
+    """The local addresses (hex, as /proc/net/tcp* writes them) of the sockets listening on ``port``."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                found.append(local.rsplit(":", 1)[0])
+    return found
+
+
+def test_roofline_serve_listens_on_loopback_only_until_ctrl_c(tmp_path):
+    html = published(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "roofline", "serve", "--html", str(html), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
+    )
+    try:
+        first = proc.stdout.readline()  # printed once listening; blocks until then, however loaded the machine
+        url = re.search(r"http://127\.0\.0\.1:(\d+)/", first)
+        assert url, first + proc.stderr.read()
+        port = int(url.group(1))
+        assert listening(port) == ["0100007F"], listening(port)  # 127.0.0.1, no wildcard, no IPv6
+        status, kind, body = get(f"http://127.0.0.1:{port}/index.html")
+        assert status == 200 and b"vendor/jquery-3.3.1.min.js" in body
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130 and "Traceback" not in err, err
 
 
 @pytest.mark.parametrize("args", [["--html", "nowhere"], ["--port", "70000"], ["--port", "http"]])
