@@ -12,6 +12,7 @@ left unreadable is restored, the results kept are named, and the exit status is 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -21,7 +22,9 @@ from pathlib import Path
 
 from .errors import BadInput, Interrupted
 from .files import atomic_write
+from .host import llc_bytes
 from .interrupt import run_child, signals_raise
+from .model.guards import llc_overridden
 from .suite.preflight import preflight
 
 
@@ -223,6 +226,13 @@ def _report(results: Path, machine: str, commit: str, html: Path) -> None:
 
     try:
         report = report_from_results(results, machine=machine, commit=commit)
+        # The machine file keeps the OS's LLC (a stable fact); the run just made sized its pools in this
+        # environment, so a ROOFLINE_LLC_BYTES override is the LLC this report is about.
+        llc, source = llc_bytes()
+        if source == "ROOFLINE_LLC_BYTES":
+            facts = {**report.facts, "llc_bytes": llc, "llc_source": source}
+            warnings = (*report.warnings, *llc_overridden(float(llc), source))
+            report = dataclasses.replace(report, facts=facts, warnings=warnings)
     except BadInput as exc:
         print(f"roofline: no report: {exc}", file=sys.stderr)
         return
