@@ -28,13 +28,15 @@ def parse_size(text: str) -> int:
     return int(m.group(1)) * _UNITS[m.group(2).upper()]
 
 
-def llc_bytes(sysfs: str | os.PathLike = "/sys/devices/system/cpu/cpu0/cache") -> tuple[int, str]:
+def llc_bytes(
+    sysfs: str | os.PathLike = "/sys/devices/system/cpu/cpu0/cache", use_override: bool = True
+) -> tuple[int, str]:
     """Size of the last-level cache and where the figure came from.
 
-    ``ROOFLINE_LLC_BYTES`` overrides; then Linux sysfs (highest level, unified or data);
-    then macOS ``sysctl``; else :data:`FALLBACK_LLC_BYTES`.
+    ``ROOFLINE_LLC_BYTES`` overrides (unless ``use_override`` is False: the machine's own figure); then
+    Linux sysfs (highest level, unified or data); then macOS ``sysctl``; else :data:`FALLBACK_LLC_BYTES`.
     """
-    override = os.environ.get("ROOFLINE_LLC_BYTES")
+    override = os.environ.get("ROOFLINE_LLC_BYTES") if use_override else None
     if override is not None:
         try:
             return parse_size(override), "ROOFLINE_LLC_BYTES"

@@ -18,12 +18,3 @@ if [ ! -x /usr/bin/chromium ]; then
         echo "install-test-deps: /usr/bin/chromium is missing and apt-get needs root: the browser test will skip" >&2
     fi
 fi
-# asv's HTML loads jQuery, flot and bootstrap from CDNs; the browser test serves the same versions
-# from the npm registry instead (tools/asv_offline_assets.py says which and why).
-venv=$(cd "$(dirname "$py")/.." && pwd)
-if command -v npm >/dev/null; then
-    "$py" tools/asv_offline_assets.py fetch "$venv/asv-www" >/dev/null ||
-        echo "install-test-deps: could not fetch asv's web libraries from npm: the browser test will skip" >&2
-else
-    echo "install-test-deps: npm not found: the browser test will skip" >&2
-fi

@@ -19,6 +19,7 @@ per-combination processes never import torch.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,16 @@ from . import params
 from .run import PointResult, RunState, measure_run  # noqa: F401  (measure_run: the decode setup_cache)
 
 _said: set[str] = set()
+
+#: Significant digits a track records: ten times finer than the spread of any timing here (≥ 1 %),
+#: and no 17-digit floats in asv's result files and pages.
+TRACK_DIGITS = 4
+
+
+def tracked(value: float) -> float:
+    """A track's value as asv records it: a Python float to :data:`TRACK_DIGITS` significant digits."""
+    value = float(value)
+    return float(f"{value:.{TRACK_DIGITS}g}") if math.isfinite(value) else value
 
 
 def _stderr(*lines: str) -> None:
@@ -94,10 +105,10 @@ def _point(
     return Point(
         key,
         float(m.seconds),
-        float(m.gflops),
-        float(m.gbps),
+        tracked(m.gflops),
+        tracked(m.gbps),
         int(m.calls_per_sample),
-        None if result.fraction is None else float(result.fraction),
+        None if result.fraction is None else tracked(result.fraction),
         fraction_failed,
         threads,
     )
@@ -146,7 +157,7 @@ def bandwidth_gbps(run: RunState | str, kind: str) -> float:
     run = require(run)
     if run.ceilings_failed:
         raise KernelMismatch(run.ceilings_failed)
-    return float(run.bandwidth_gbps[kind])
+    return tracked(run.bandwidth_gbps[kind])
 
 
 def gemm_gflops(run: RunState | str, dtype: str) -> float:
@@ -154,7 +165,7 @@ def gemm_gflops(run: RunState | str, dtype: str) -> float:
     run = require(run)
     if run.ceilings_failed:
         raise KernelMismatch(run.ceilings_failed)
-    return float(run.peak_gflops[dtype])
+    return tracked(run.peak_gflops[dtype])
 
 
 def observed_crossover(run: RunState | str) -> float:
@@ -162,7 +173,7 @@ def observed_crossover(run: RunState | str) -> float:
     run = require(run)
     if run.observed_crossover is None:
         raise KernelMismatch(run.crossover_failed or "no sweep was measured")
-    return float(run.observed_crossover)
+    return tracked(run.observed_crossover)
 
 
 def predicted_crossover(run: RunState | str) -> float:
@@ -170,7 +181,7 @@ def predicted_crossover(run: RunState | str) -> float:
     run = require(run)
     if run.predicted_crossover is None:
         raise KernelMismatch(run.ceilings_failed or "no ceilings were measured in this run")
-    return float(run.predicted_crossover)
+    return tracked(run.predicted_crossover)
 
 
 def quietness(run: RunState | str) -> float:
@@ -178,7 +189,7 @@ def quietness(run: RunState | str) -> float:
     run = require(run)
     if run.conditions.quietness is None:
         raise BackendUnavailable("no /proc/stat here: CPU time not sampled")
-    return float(run.conditions.quietness)
+    return tracked(run.conditions.quietness)
 
 
 def reference_drift(run: RunState | str) -> float:
@@ -186,7 +197,7 @@ def reference_drift(run: RunState | str) -> float:
     run = require(run)
     if run.conditions.reference_drift is None:
         raise BackendUnavailable("the reference kernel was not timed")
-    return float(run.conditions.reference_drift)
+    return tracked(run.conditions.reference_drift)
 
 
 def sweep_n(run: RunState | str) -> float:
@@ -318,7 +329,7 @@ def grid_entry(grid: dict, backend: str, dtype: str, n: int, batch: int) -> dict
 
 def grid_value(entry: dict[str, object], field: str, scale: float = 1.0) -> float:
     """One figure of a measured entry as a plain float (asv needs a float)."""
-    return float(entry[field]) * scale
+    return tracked(float(entry[field]) * scale)
 
 
 def overhead_available(backend: str) -> None:
@@ -331,4 +342,4 @@ def overhead_us(backend: str, dtype: str, which: str) -> float:
     from ..measure.overhead import measure_overhead
 
     o = measure_overhead(backend, dtype)
-    return float((o.single_call_seconds if which == "single" else o.amortized_seconds) * 1e6)
+    return tracked((o.single_call_seconds if which == "single" else o.amortized_seconds) * 1e6)
