@@ -365,9 +365,9 @@ MEASURE_CONTEXT = 256
 def _run_measured_decode(args: argparse.Namespace, base, model, flags: dict[str, object]) -> int:
     """--measure: the bound on this machine's ceilings, then the model decoded here against it."""
     from .measure.llm_build import MODEL_DTYPES, import_transformers
-    from .measure.llm_decode import local_hardware, measure_model_decode
+    from .measure.llm_decode import hold_against_bound, local_hardware, measure_model_decode
     from .model.decode import DecodeSetup, check_inputs, estimate
-    from .report.decode import LOCAL, format_estimate, format_measured, hold_against_bound, measured_dict
+    from .report.decode import LOCAL, format_estimate, format_measured, measured_dict
 
     if args.hardware.strip().lower() != LOCAL:
         raise BadInput(f"--measure decodes on this machine: give --hardware {LOCAL}, not {args.hardware!r}")

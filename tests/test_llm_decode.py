@@ -11,12 +11,12 @@ import pytest
 
 from roofline.cli import main
 from roofline.errors import BadInput, KernelMismatch
-from roofline.measure.llm_decode import ModelDecodeRun, PathTiming
+from roofline.measure.llm_decode import ModelDecodeRun, PathTiming, hold_against_bound, measured_setup
 from roofline.measure.timing import Timing
 from roofline.model.decode import BOUND_SLACK, beats_bound, bound_fraction, step
 from roofline.model.hardware import Hardware
 from roofline.model.llm import custom_model
-from roofline.report.decode import format_measured, hold_against_bound, measured_setup
+from roofline.report.decode import format_measured
 
 HAVE_MODELS = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers"))
 needs_models = pytest.mark.skipif(not HAVE_MODELS, reason="torch and transformers are not installed")
@@ -193,3 +193,55 @@ def test_cli_measure_without_transformers_says_so(monkeypatch, capsys):
     )
     assert main(["decode", *TINY_FLAGS, "--hardware", "local", "--measure"]) == 2
     assert "transformers is not installed" in capsys.readouterr().err
+
+
+# ---- the asv side: models.ModelDecode -------------------------------------------------------------
+
+
+def test_the_benchmarks_model_is_a_preset_with_fields_changed(monkeypatch):
+    from roofline.suite import params
+
+    monkeypatch.delenv("ROOFLINE_MODEL", raising=False)
+    assert params.model_decode().layers == 1 and params.model_decode().hidden == 4096
+    monkeypatch.setenv("ROOFLINE_MODEL", "llama-3-8b:layers=2,hidden=64,heads=4,kv_heads=2,head_dim=16")
+    assert (params.model_decode().layers, params.model_decode().hidden) == (2, 64)
+    for bad in ("llama-3-8b:layers", "llama-3-8b:depth=2", "llama-3-8b:layers=0", "no-such-model"):
+        monkeypatch.setenv("ROOFLINE_MODEL", bad)
+        with pytest.raises(BadInput):
+            params.model_decode()
+
+
+@needs_models
+def test_model_decode_grid_feeds_the_benchmark_floats_and_skips_what_overruns_the_budget():
+    from benchmarks.models import ModelDecode
+    from roofline.errors import BackendUnavailable
+    from roofline.suite import harness
+
+    grid = harness.model_decode_grid([1, 2], SHAPES["llama"], context=8, steps=2, hardware=HW)
+    bench = ModelDecode()
+    for batch in (1, 2):
+        bench.setup(grid, batch)
+        got = [
+            bench.track_tokens_per_s(grid, batch),
+            bench.track_lean_tokens_per_s(grid, batch),
+            bench.track_bound_tokens_per_s(grid, batch),
+        ]
+        assert all(type(v) is float and v > 0 for v in got)
+        fraction = bench.track_roofline_fraction(grid, batch)
+        assert fraction == pytest.approx(got[0] / got[2])  # bound time ÷ measured time
+    slow = Hardware("slow", {"bf16": 1e3}, bandwidth=1e3)
+    skipped = harness.model_decode_grid([1], SHAPES["llama"], hardware=slow)
+    assert skipped[1]["status"] == "skipped" and "over the budget" in skipped[1]["reason"]
+    with pytest.raises(BackendUnavailable, match="over the budget"):
+        bench.setup(skipped, 1)
+
+
+def test_model_decode_grid_without_transformers_skips_every_batch(monkeypatch):
+    from roofline.suite import harness
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else real(name, *a)
+    )
+    grid = harness.model_decode_grid([1, 8], SHAPES["llama"], hardware=HW)
+    assert {e["status"] for e in grid.values()} == {"skipped"} and "not installed" in grid[8]["reason"]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from ..errors import BadInput, KernelMismatch, positive_int
 from ..host import import_torch, total_memory_bytes
+from ..model.decode import DecodeSetup, Step, beats_bound, bound_fraction, step
 from ..model.hardware import Hardware
 from ..model.llm import ModelShape
 from .ceilings import CEILING_KERNEL, GemmPeak, stream_bandwidth
@@ -101,33 +102,55 @@ class ModelDecodeRun:
         }
 
 
+#: Rows of the activations the compute roof is also measured at (``F.linear``, as the model runs it), on
+#: square weights LINEAR_WIDTH times the square GEMM's side (4096 by default: a model's width).
+ROOF_ROWS = (1, 8, 64)
+LINEAR_WIDTH = 4
+
+
 def torch_gemm_peak(dtype: str = "bf16", n: int = 1024, runs: int = 3) -> GemmPeak:
-    """Square C = A·B in ``dtype`` through torch (the arithmetic a model runs); validated, then timed."""
+    """The best rate torch reaches in ``dtype``: a square ``n`` × ``n`` C = A·B, and ``F.linear`` of
+    :data:`LINEAR_WIDTH` · ``n`` square weights at :data:`ROOF_ROWS` rows; each validated against
+    float64, then timed.
+
+    A roof is the best any kernel reaches: on a CPU without bf16 instructions torch's bf16 GEMV
+    path runs several times faster than its square GEMM, and a roof below what the model's own
+    ``F.linear`` reaches would make the model beat its bound.
+    """
     torch = import_torch()
     tdtype = torch_dtype(dtype)
     positive_int("GEMM n", n)
     positive_int("GEMM runs", runs)
     gen = torch.Generator().manual_seed(11)
-    a = torch.rand(n, n, generator=gen).sub_(0.5).to(tdtype)
-    b = torch.rand(n, n, generator=gen).sub_(0.5).to(tdtype)
-    c = torch.matmul(a, b)  # warm-up, and the result to check
-    rows = torch.arange(0, n, max(1, n // 64))
-    want = a[rows].double() @ b.double()
-    err = float((c[rows].double() - want).norm() / want.norm())
-    if not err <= TOLERANCE[dtype]:
-        raise KernelMismatch(f"torch {dtype} GEMM is wrong: relative error {err:.3g}; no peak reported")
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        torch.matmul(a, b, out=c)
-        times.append(time.perf_counter() - t0)
-    flops = 2.0 * n**3
+
+    def rand(*shape):
+        return torch.rand(*shape, generator=gen).sub_(0.5).to(tdtype)
+
+    wide = LINEAR_WIDTH * n
+    square, linear = rand(n, n), rand(wide, wide)
+    cases = [(f"square {n}", rand(n, n), square, torch.matmul, 2.0 * n**3)]
+    for m in ROOF_ROWS:
+        cases.append((f"linear {m}×{wide}", rand(m, wide), linear, torch.nn.functional.linear, 2.0 * m * wide**2))
+    best = []
+    for what, a, w, fn, flops in cases:
+        c = fn(a, w)  # warm-up, and the result to check
+        want = fn(a.double(), w.double())
+        err = float((c.double() - want).norm() / want.norm())
+        if not err <= TOLERANCE[dtype]:
+            raise KernelMismatch(f"torch {dtype} {what} is wrong: relative error {err:.3g}; no peak reported")
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            fn(a, w)
+            times.append(time.perf_counter() - t0)
+        best.append((flops / min(times), flops / statistics.median(times), max(times) / min(times)))
+    rate, median, spread = max(best)
     return GemmPeak(
         dtype=dtype,
         n=n,
-        best=flops / min(times),
-        median=flops / statistics.median(times),
-        spread=max(times) / min(times),
+        best=rate,
+        median=median,
+        spread=spread,
         blas=f"torch {torch.__version__}",
         blas_threads=torch.get_num_threads(),
         runs=runs,
@@ -144,7 +167,7 @@ def local_hardware(dtype: str = "bf16", total_bytes: int | None = None, gemm_n: 
         peak_flops={dtype: peak.best},
         bandwidth=bw.best,
         memory_bytes=total_memory_bytes(),
-        source=f"measured on {host}: {bw.kind} bandwidth, square {dtype} GEMM "
+        source=f"measured on {host}: {bw.kind} bandwidth, best {dtype} matmul/F.linear "
         f"({peak.blas}, {peak.blas_threads} threads)",
     )
 
@@ -274,4 +297,56 @@ def measure_model_decode(
         check_errors=errors,
         threads=torch.get_num_threads(),
         versions=f"torch {torch.__version__}, transformers {transformers.__version__}",
+    )
+
+
+@dataclass(frozen=True)
+class MeasuredRow:
+    """One path at one batch: the measured step, the bound of the same slice, bound ÷ measured."""
+
+    path: str
+    batch: int
+    step_s: float
+    spread: float
+    bound: Step
+    fraction: float
+
+    @property
+    def flagged(self) -> bool:
+        return beats_bound(self.fraction)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "batch": self.batch,
+            "step_s": self.step_s,
+            "spread": self.spread,
+            "tokens_per_s": self.batch / self.step_s,
+            "bound_step_s": self.bound.step_s,
+            "bound_tokens_per_s": self.bound.tokens_per_s,
+            "bound": self.bound.bound,
+            "fraction": self.fraction,
+            "beats_bound": self.flagged,
+        }
+
+
+def measured_setup(run: ModelDecodeRun, hardware: Hardware) -> DecodeSetup:
+    """The bound's setup for what ``run`` timed: its slice, dtype (weights and KV) and mean KV length."""
+    return DecodeSetup(run.shape, hardware, dtype=run.dtype, kv_dtype=run.dtype, context=run.mean_kv_tokens)
+
+
+def hold_against_bound(run: ModelDecodeRun, hardware: Hardware) -> tuple[MeasuredRow, ...]:
+    """Each measured row with the bound of the same slice on ``hardware`` (this machine's ceilings)."""
+    setup = measured_setup(run, hardware)
+    bounds = {b: step(setup, b) for b in {r.batch for r in run.rows}}
+    return tuple(
+        MeasuredRow(
+            r.path,
+            r.batch,
+            r.step_s,
+            r.timing.spread,
+            bounds[r.batch],
+            bound_fraction(bounds[r.batch].step_s, r.step_s),
+        )
+        for r in run.rows
     )

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..model.decode import (
-    BOUND_SLACK,
-    DecodeEstimate,
-    DecodeSetup,
-    Step,
-    beats_bound,
-    bound_fraction,
-    size_text,
-    step,
-)
+from ..model.decode import BOUND_SLACK, DecodeEstimate, size_text
 from ..model.hardware import Hardware
 
 if TYPE_CHECKING:
-    from ..measure.llm_decode import ModelDecodeRun
+    from ..measure.llm_decode import MeasuredRow, ModelDecodeRun
 
 #: The --hardware value that means "the ceilings measured on this machine".
 LOCAL = "local"
@@ -153,58 +144,6 @@ def format_estimate(est: DecodeEstimate) -> list[str]:
 
 
 # ---- a real model measured here, held against its bound -------------------------------------------
-
-
-@dataclass(frozen=True)
-class MeasuredRow:
-    """One path at one batch: the measured step, the bound of the same slice, bound ÷ measured."""
-
-    path: str
-    batch: int
-    step_s: float
-    spread: float
-    bound: Step
-    fraction: float
-
-    @property
-    def flagged(self) -> bool:
-        return beats_bound(self.fraction)
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "batch": self.batch,
-            "step_s": self.step_s,
-            "spread": self.spread,
-            "tokens_per_s": self.batch / self.step_s,
-            "bound_step_s": self.bound.step_s,
-            "bound_tokens_per_s": self.bound.tokens_per_s,
-            "bound": self.bound.bound,
-            "fraction": self.fraction,
-            "beats_bound": self.flagged,
-        }
-
-
-def measured_setup(run: ModelDecodeRun, hardware: Hardware) -> DecodeSetup:
-    """The bound's setup for what ``run`` timed: its slice, dtype (weights and KV) and mean KV length."""
-    return DecodeSetup(run.shape, hardware, dtype=run.dtype, kv_dtype=run.dtype, context=run.mean_kv_tokens)
-
-
-def hold_against_bound(run: ModelDecodeRun, hardware: Hardware) -> tuple[MeasuredRow, ...]:
-    """Each measured row with the bound of the same slice on ``hardware`` (this machine's ceilings)."""
-    setup = measured_setup(run, hardware)
-    bounds = {b: step(setup, b) for b in {r.batch for r in run.rows}}
-    return tuple(
-        MeasuredRow(
-            r.path,
-            r.batch,
-            r.step_s,
-            r.timing.spread,
-            bounds[r.batch],
-            bound_fraction(bounds[r.batch].step_s, r.step_s),
-        )
-        for r in run.rows
-    )
 
 
 def measured_dict(run: ModelDecodeRun, rows: tuple[MeasuredRow, ...]) -> dict[str, object]:
