@@ -12,7 +12,7 @@ from .common import Benchmark
 
 
 class ModelDecode(Benchmark):
-    """transformers decoding the slice in bf16 (and the lean torch path beside it), against the bound."""
+    """transformers decoding the slice in bf16 against its bound (the lean path: ``roofline decode --measure``)."""
 
     params = ([1, 8, 64],)
     param_names = ("batch",)
@@ -39,13 +39,3 @@ class ModelDecode(Benchmark):
         return suite.grid_value(self.entry, "transformers_fraction")
 
     track_roofline_fraction.unit = "fraction of bound"
-
-    def track_lean_tokens_per_s(self, grid, batch):
-        return suite.grid_value(self.entry, "lean_tokens_per_s")
-
-    track_lean_tokens_per_s.unit = "tokens/s"
-
-    def track_lean_roofline_fraction(self, grid, batch):
-        return suite.grid_value(self.entry, "lean_fraction")
-
-    track_lean_roofline_fraction.unit = "fraction of bound"
