@@ -75,25 +75,11 @@ def asv(repo: Path, env: dict[str, str], *args: str, timeout: float = 900) -> su
 
 
 def run_same(repo: Path, env: dict[str, str], machine: str, *extra: str) -> subprocess.CompletedProcess:
-    """`asv machine --yes` then `asv run --python=same --set-commit-hash HEAD` under ``machine``.
-
-    Ten minutes: the whole suite at small sizes took 273 s on two loaded cores before models.ModelDecode
-    (a tiny model via ROOFLINE_MODEL, about 30 s more: transformers' import and one asv process per row).
-    """
+    """`asv machine --yes` then `asv run --python=same --set-commit-hash HEAD` under ``machine``."""
     asv(repo, env, "machine", "--yes", "--machine", machine).check_returncode()
     head = git(repo, "rev-parse", "HEAD")
     return asv(
-        repo,
-        env,
-        "run",
-        "--python=same",
-        "--set-commit-hash",
-        head,
-        "--machine",
-        machine,
-        "--show-stderr",
-        *extra,
-        timeout=600,
+        repo, env, "run", "--python=same", "--set-commit-hash", head, "--machine", machine, "--show-stderr", *extra
     )
 
 
