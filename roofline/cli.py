@@ -288,6 +288,13 @@ def _add_decode(sub: argparse._SubParsersAction) -> None:
         help="kept for compatibility: rows that do not fit are shown (fits = no) by default",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument(
+        "--measure",
+        action="store_true",
+        help="with --hardware local: also decode the model (random weights, transformers and plain torch) here "
+        f"and hold each step against the bound (context default {MEASURE_CONTEXT}; slice it with --layers)",
+    )
+    p.add_argument("--steps", type=positive_int, default=7, help="timed decode steps per batch with --measure")
     g = p.add_argument_group("model shape (with --model custom, or to change a preset)")
     for name in SETTABLE_FIELDS:
         g.add_argument(f"--{name.replace('_', '-')}", type=positive_int, metavar="N")
@@ -337,6 +344,8 @@ def _run_decode(args: argparse.Namespace) -> int:
     base = None if args.model.strip().lower() == "custom" else lookup_model(args.model)
     model = custom_model(base, **shape)
     flags = _decode_flags(args)
+    if args.measure:
+        return _run_measured_decode(args, base, model, flags)
     check_inputs(model, **flags)  # before measuring the local machine
     setup = DecodeSetup(model, resolve_hardware(args.hardware), compute_dtype=args.compute_dtype, **flags)
     if args.require_fit:
@@ -346,6 +355,45 @@ def _run_decode(args: argparse.Namespace) -> int:
         emit_json(result.as_dict())
     else:
         print("\n".join(format_estimate(result)))
+    return 0
+
+
+#: Tokens prefilled before the timed decode steps of --measure when --context is not given (a CPU prefills slowly).
+MEASURE_CONTEXT = 256
+
+
+def _run_measured_decode(args: argparse.Namespace, base, model, flags: dict[str, object]) -> int:
+    """--measure: the bound on this machine's ceilings, then the model decoded here against it."""
+    from .measure.llm_build import MODEL_DTYPES, import_transformers
+    from .measure.llm_decode import hold_against_bound, local_hardware, measure_model_decode
+    from .model.decode import DecodeSetup, check_inputs, estimate
+    from .report.decode import LOCAL, format_estimate, format_measured, measured_dict
+
+    if args.hardware.strip().lower() != LOCAL:
+        raise BadInput(f"--measure decodes on this machine: give --hardware {LOCAL}, not {args.hardware!r}")
+    if flags["dtype"] not in MODEL_DTYPES or args.quant is not None:
+        raise BadInput(f"--measure runs the model in {', '.join(MODEL_DTYPES)}, not {flags['dtype']}")
+    if flags["tp"] != 1:
+        raise BadInput("--measure runs on one device: --tp must be 1")
+    if args.prompt is not None:
+        raise BadInput("--measure times decode steps after a prefilled --context; --prompt/--output do not apply")
+    if args.compute_dtype not in (None, flags["dtype"]):
+        raise BadInput(f"--measure computes in the model's dtype {flags['dtype']}: drop --compute-dtype")
+    dtype = str(flags["dtype"])
+    context = args.context or MEASURE_CONTEXT
+    flags = {**flags, "kv_dtype": dtype, "context": context}
+    check_inputs(model, **flags)
+    import_transformers()  # BackendUnavailable before ten seconds of ceilings
+    hw = local_hardware(dtype)
+    est = estimate(DecodeSetup(model, hw, **flags), args.batch)
+    run = measure_model_decode(model, args.batch, dtype, context, steps=args.steps)
+    rows = hold_against_bound(run, hw)
+    if args.json:
+        emit_json({**est.as_dict(), "measured": measured_dict(run, rows)})
+    else:
+        print("\n".join(format_estimate(est)))
+        print()
+        print("\n".join(format_measured(run, rows, base.layers if base is not None else None)))
     return 0
 
 

@@ -7,6 +7,9 @@ py=${1:?usage: install-test-deps.sh PATH/TO/python}
 # torch-2.13.0+cpu, and its local label sorts above PyPI's CUDA build of 2.13.0, so the pin
 # picks the CPU wheel on disk: no multi-GB CUDA download. Never a bare "torch" requirement.
 "$py" -m pip install -q torch==2.13.0
+# The measured decode of a real model (roofline decode --measure) builds it with transformers, pinned
+# like torch so the tests run against the API they were written for (5.x: cache=, no_init_weights).
+"$py" -m pip install -q transformers==5.24.0
 
 # The browser test of asv's published HTML runs Debian's Chromium headless (no browser download).
 if [ ! -x /usr/bin/chromium ]; then

@@ -317,9 +317,13 @@ def cuda_point(grid: dict | str, backend: str, dtype: str, n: int, batch: int) -
 
 def grid_entry(grid: dict, backend: str, dtype: str, n: int, batch: int) -> dict[str, object]:
     """The cached entry, re-raising what made it absent (asv: skipped) or wrong (asv: failed)."""
-    entry = grid.get((backend, dtype, n, batch))
+    return checked_entry(grid.get((backend, dtype, n, batch)), f"{backend} {dtype} n={n} batch={batch}")
+
+
+def checked_entry(entry: dict[str, object] | None, what: str) -> dict[str, object]:
+    """An entry of a setup_cache grid, or what made it absent (BackendUnavailable) or wrong (KernelMismatch)."""
     if entry is None:
-        raise BackendUnavailable(f"{backend} {dtype} n={n} batch={batch} was not measured in setup_cache")
+        raise BackendUnavailable(f"{what} was not measured in setup_cache")
     if entry["status"] == "skipped":
         raise BackendUnavailable(str(entry["reason"]))
     if entry["status"] == "failed":
@@ -343,3 +347,74 @@ def overhead_us(backend: str, dtype: str, which: str) -> float:
 
     o = measure_overhead(backend, dtype)
     return tracked((o.single_call_seconds if which == "single" else o.amortized_seconds) * 1e6)
+
+
+# ---- a real model decoded here (benchmarks/models.py) ----------------------------------------------
+
+#: The dtype models.ModelDecode decodes in (its model: :func:`roofline.suite.params.model_decode`).
+MODEL_DECODE_DTYPE = "bf16"
+#: A batch whose bound alone is longer than this per step here is skipped, with the figures: make bench
+#: keeps to its few minutes (a CPU without bf16 instructions computes bf16 far below its fp32 roof).
+MODEL_STEP_BUDGET_S = 2.0
+#: ... and so is every batch when one prefill's bound is longer than this many step budgets.
+PREFILL_BUDGETS = 5
+
+
+def model_entry(grid: dict | str, batch: int) -> dict[str, object]:
+    """models.ModelDecode's entry for one batch; skipped when setup_cache could not measure (a reason)."""
+    if isinstance(grid, str):
+        raise BackendUnavailable(grid)
+    return checked_entry(grid.get(batch), f"batch {batch}")
+
+
+def model_decode_grid(
+    batches: Sequence[int],
+    shape=None,
+    dtype: str = MODEL_DECODE_DTYPE,
+    context: int = 32,
+    steps: int = 3,
+    budget_s: float = MODEL_STEP_BUDGET_S,
+    hardware=None,
+) -> dict[int, dict[str, object]]:
+    """Decode ``shape`` (default: ``params.model_decode()``) at each batch; entries as :func:`gpu_grid`'s.
+
+    An ok entry holds, for both paths, tokens/s and bound ÷ measured, and the bound's tokens/s.
+    ``hardware`` (default: measured here) is the bound's.
+    """
+    from ..measure.llm_build import import_transformers
+    from ..measure.llm_decode import hold_against_bound, local_hardware, measure_model_decode
+    from ..model.decode import DecodeSetup, step
+
+    shape = shape or params.model_decode()
+    grid: dict[int, dict[str, object]] = {}
+    try:
+        import_transformers()
+        # the roof of a GEMM no wider than the model's own matrices
+        hw = hardware or local_hardware(dtype, gemm_n=min(1024, shape.hidden))
+    except BackendUnavailable as exc:
+        return {b: {"status": "skipped", "reason": str(exc)} for b in batches}
+    setup = DecodeSetup(shape, hw, dtype=dtype, kv_dtype=dtype, context=context + steps)
+    # the prefill's arithmetic is about a step of `context` sequences; it runs once per batch and path
+    prefill = step(setup, context).step_s
+    roof = f"{dtype} roof {hw.peak(setup.compute) / 1e9:.3g} GFLOP/s here"
+    runnable = []
+    for b in batches:
+        bound = step(setup, b).step_s
+        if bound > budget_s or prefill > PREFILL_BUDGETS * budget_s:
+            why = f"a step's bound is {bound:.3g} s, a prefill's {prefill:.3g} s"
+            grid[b] = {"status": "skipped", "reason": f"{shape.name} batch {b}: {why} ({roof}), over the budget"}
+        else:
+            runnable.append(b)
+    if not runnable:
+        return grid
+    try:
+        run = measure_model_decode(shape, runnable, dtype, context, warmup=1, steps=steps)
+    except KernelMismatch as exc:
+        return {**grid, **{b: {"status": "failed", "reason": str(exc)} for b in runnable}}
+    for row in hold_against_bound(run, hw):
+        entry = grid.setdefault(row.batch, {"status": "ok", "bound_tokens_per_s": row.bound.tokens_per_s})
+        entry[f"{row.path}_tokens_per_s"] = row.batch / row.step_s
+        entry[f"{row.path}_fraction"] = row.fraction
+        if row.flagged:
+            _warn([f"{shape.name} batch {row.batch} {row.path} beat its bound ({row.fraction:.3g}): a bug"])
+    return grid
