@@ -170,7 +170,9 @@ def test_commits_gate_catches_the_deliberate_regression(suite):
     for line in times:
         batch = re.search(r"\bbatch=(\d+)\b", line).group(1)
         ratio = recorded["second"][batch] / recorded["first"][batch]
-        if ratio > 1.11:
+        if "not significant" in line:  # asv's test on the recorded samples: no verdict either way
+            assert "REGRESSION" not in line and "IMPROVEMENT" not in line, (ratio, line)
+        elif ratio > 1.11:
             assert "REGRESSION (lower is better)" in line, (ratio, line)
         elif ratio < 0.89:
             assert "IMPROVEMENT (lower is better)" in line, (ratio, line)
