@@ -39,8 +39,8 @@ ARRAYS_MOVED = {"copy": 2, "add": 3, "triad": 3}
 #: and the 4th largest pass.
 BANDWIDTH_RUNS = 15
 
-#: Timed GEMMs per dtype: 7 give a 98 % interval between the slowest and the fastest.
-GEMM_RUNS = 7
+#: Timed GEMMs per dtype: 6 give a 97 % interval between the slowest and the fastest.
+GEMM_RUNS = 6
 
 
 def _rate_ci(work: float, times: list[float]) -> MedianCI:

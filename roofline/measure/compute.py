@@ -19,11 +19,11 @@ import time
 import numpy as np
 
 from ..errors import BackendUnavailable, BadInput, KernelMismatch
-from ..host import blas_summary, cpu_flags, import_torch
-from ..model.dtypes import DTYPES
+from ..host import cpu_flags, import_torch
+from ..model.dtypes import DTYPES, by_numpy
 from ..model.hierarchy import ComputeRoof
 from ..model.intervals import median_ci
-from .ceilings import GEMM_RUNS, default_gemm_n, gemm_peak
+from .ceilings import GEMM_RUNS, GemmPeak, default_gemm_n, gemm_peak
 from .numpy_step import relative_error
 from .pools import check_fits, random_array
 
@@ -39,6 +39,14 @@ NATIVE = {
 
 #: Square size of the torch GEMMs (the AMX/VNNI kernels reach their rate well below this).
 TORCH_GEMM_N = 2048
+
+
+def from_gemm(peak: GemmPeak) -> ComputeRoof:
+    """The compute roof of a numpy-BLAS GEMM peak (fp32, fp64), in GFLOP/s."""
+    name = by_numpy(peak.dtype).name
+    return ComputeRoof(
+        name, peak.median / 1e9, f"numpy BLAS: {peak.blas}", peak.low / 1e9, peak.high / 1e9, peak.n, peak.runs
+    )
 
 
 def native_reason(dtype: str, flags: frozenset[str] | None = None) -> str | None:
@@ -109,8 +117,7 @@ def compute_roof(dtype: str, n: int | None = None, runs: int = GEMM_RUNS, requir
         raise BadInput(f"a compute roof needs positive n and runs, got n={n}, runs={runs}")
     if dtype in ("fp64", "fp32"):
         numpy_name = DTYPES[dtype].numpy
-        p = gemm_peak(numpy_name, n or default_gemm_n(numpy_name), runs=runs)
-        return ComputeRoof(dtype, p.median / 1e9, f"numpy BLAS: {blas_summary()}", p.low / 1e9, p.high / 1e9, p.n, runs)
+        return from_gemm(gemm_peak(numpy_name, n or default_gemm_n(numpy_name), runs=runs))
     if require_native and (reason := native_reason(dtype)):
         raise BackendUnavailable(reason)
     n = n or TORCH_GEMM_N

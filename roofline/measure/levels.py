@@ -75,14 +75,24 @@ class CacheSweep:
     threads: int
     library: str
 
-    @property
-    def roofs(self) -> tuple[LevelRoof, ...]:
+    def plateau_roofs(self, kernel: str = ROOF_KERNEL) -> tuple[LevelRoof, ...]:
+        """One roof per level from ``kernel``'s plateaus; a cache's capacity is its aggregate size, DRAM's the RAM."""
         ram = total_memory_bytes()
         return tuple(
             LevelRoof(p.level, p.capacity_bytes or ram, p.gbps, f"{p.kernel} ({self.library})", p)
             for p in self.plateaus
-            if p.kernel == ROOF_KERNEL
+            if p.kernel == kernel
         )
+
+    @property
+    def roofs(self) -> tuple[LevelRoof, ...]:
+        """The roofs: the read-only kernel's plateaus."""
+        return self.plateau_roofs(ROOF_KERNEL)
+
+    @property
+    def capacities(self) -> tuple[tuple[str, int], ...]:
+        """(level, aggregate bytes) of the caches swept, innermost first."""
+        return tuple(capacities(self.caches))
 
     def roof(self, level: str) -> LevelRoof | None:
         return next((r for r in self.roofs if r.level == level), None)

@@ -81,11 +81,15 @@ class OwnRoof:
 class Hierarchy:
     """Every measured roof of one machine: bandwidth per level (innermost first) and compute per dtype.
 
-    ``skipped``: dtype → why its compute roof was not measured here.
+    ``caches``: (level, aggregate bytes) innermost first, which a point's working set is held to
+    (known even where a level's roof was not measured); ``read_write``: the read-write kernel's
+    plateaus, shown beside the roofs; ``skipped``: dtype → why its compute roof was not measured here.
     """
 
     levels: tuple[LevelRoof, ...] = ()
     compute: tuple[ComputeRoof, ...] = ()
+    caches: tuple[tuple[str, int], ...] = ()
+    read_write: tuple[LevelRoof, ...] = ()
     skipped: Mapping[str, str] = field(default_factory=dict)
 
     def level(self, name: str) -> LevelRoof | None:
@@ -98,7 +102,8 @@ class Hierarchy:
         """The innermost level holding ``working_bytes``; DRAM when it is unknown or larger than every cache."""
         if working_bytes is None:
             return DRAM
-        return level_of(working_bytes, [(r.level, r.bytes) for r in self.levels if r.level != DRAM], DRAM)
+        caches = self.caches or tuple((r.level, r.bytes) for r in self.levels if r.level != DRAM)
+        return level_of(working_bytes, caches, DRAM)
 
     def own_roof(self, working_bytes: float | None, intensity: float, dtype: str, gflops: float | None) -> OwnRoof:
         """The roof a point (working set, FLOP/byte, dtype, achieved GFLOP/s) lives under, and its share of it."""
