@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from roofline.errors import BadInput
+from roofline.errors import BackendUnavailable, BadInput
 from roofline.measure import likwid
 from roofline.measure.compute import native_reason
 from roofline.model.hierarchy import DRAM, ComputeRoof, Hierarchy, LevelRoof
@@ -168,8 +168,12 @@ Cycles per update:      0.5
 
 def test_likwid_output_kernels_and_sizes():
     assert likwid.parse(LIKWID_OUT) == (pytest.approx(150.76192), "GB/s")
-    assert likwid.parse("MFlops/s:   114000.5\n") == (pytest.approx(114.0005), "GFLOP/s")
-    with pytest.raises(Exception, match="no MByte/s"):
+    peak = "MFlops/s:   114000.5\nMByte/s:   2617.55\n"  # a peakflops kernel prints both
+    assert likwid.parse(peak, flops=True) == (pytest.approx(114.0005), "GFLOP/s")
+    assert likwid.parse(peak) == (pytest.approx(2.61755), "GB/s")
+    with pytest.raises(BackendUnavailable, match="no MFlops/s"):
+        likwid.parse(LIKWID_OUT, flops=True)
+    with pytest.raises(BackendUnavailable, match="no MByte/s"):
         likwid.parse("nothing here")
     assert likwid.kernel_for("load", frozenset({"avx512f", "avx", "sse2"})) == "load_avx512"
     assert likwid.kernel_for("load", frozenset({"avx", "avx2", "sse2"})) == "load_avx"

@@ -64,11 +64,12 @@ class Agreement:
 
 
 def refereed_sweep(
-    kernel: str = levels.ROOF_KERNEL, seconds: float = 0.25, **sweep_kwargs
+    kernel: str = levels.ROOF_KERNEL, seconds: float = 0.25, also: tuple[str, ...] = (), **sweep_kwargs
 ) -> tuple[levels.CacheSweep, tuple[Agreement, ...]]:
     """The working-set sweep with likwid-bench's ``kernel`` run at one working set inside each level
     after every round of the sweep, so both see the same machine; each level's roof beside the median
-    of likwid-bench's figures. BackendUnavailable where numba or likwid-bench cannot run."""
+    of likwid-bench's figures (each run lasts about ``seconds``). ``also``: further kernels swept, not
+    refereed. BackendUnavailable where numba or likwid-bench cannot run."""
     caches = sweep_kwargs.pop("caches", None)
     caches = tuple(caches if caches is not None else cache_topology())
     threads = sweep_kwargs.pop("threads", None) or cpu_count()
@@ -86,7 +87,7 @@ def refereed_sweep(
             expected[level] = result.rate
 
     s = levels.cache_sweep(
-        sizes, kernel_names=(kernel,), threads=threads, caches=caches, after_size=after_size, **sweep_kwargs
+        sizes, kernel_names=(kernel, *also), threads=threads, caches=caches, after_size=after_size, **sweep_kwargs
     )
     out = []
     for roof in s.plateau_roofs(kernel):
