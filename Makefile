@@ -8,7 +8,12 @@ HTML := .asv/html
 MACHINE ?=
 MACHINE_FLAG := $(if $(MACHINE),--machine $(MACHINE))
 
-.PHONY: bench test lint clean
+# make fleet: this machine's two ReFrame partitions, merged, published, compared (docs/fleet.md);
+# FLEET_ARGS="--bench ''" runs the whole suite, "-- -S results_dir=..." passes options to ReFrame.
+FLEET_OUT ?= .fleet
+FLEET_ARGS ?=
+
+.PHONY: bench test lint clean fleet
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,15 +26,22 @@ $(VENV)/.test-installed: setup.cfg pyproject.toml tools/install-test-deps.sh | $
 	bash tools/install-test-deps.sh $(BIN)/python
 	touch $@
 
+$(VENV)/.fleet-installed: setup.cfg pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[fleet]'
+	touch $@
+
 bench: $(VENV)/.bench-installed
 	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG)
 
+fleet: $(VENV)/.fleet-installed
+	$(BIN)/python fleet/run.py --out $(FLEET_OUT) $(FLEET_ARGS)
+
 test: $(VENV)/.test-installed
-	$(BIN)/ruff check roofline benchmarks tests tools
+	$(BIN)/ruff check roofline benchmarks tests tools fleet
 	$(BIN)/python -m pytest -p randomly
 
 lint: $(VENV)/.test-installed
-	$(BIN)/ruff check roofline benchmarks tests tools
+	$(BIN)/ruff check roofline benchmarks tests tools fleet
 
 clean:
-	rm -rf $(VENV) .asv build *.egg-info
+	rm -rf $(VENV) .asv .fleet build *.egg-info

@@ -204,13 +204,42 @@ def _run_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number ≥ 0")
+    return value
+
+
+def interconnect_arg(text: str) -> object:
+    """'450' (GB/s) → 450.0; 'nvlink4' → its Interconnect (bandwidth and latency)."""
+    from .model.decode import lookup_interconnect
+
+    try:
+        float(text)
+    except ValueError:
+        try:
+            return lookup_interconnect(text)
+        except BadInput as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return positive_float(text)
+
+
 def _add_decode(sub: argparse._SubParsersAction) -> None:
-    from .model.llm import KV_BYTES, SETTABLE_FIELDS, WEIGHT_BYTES, preset_names
+    from .model.llm import KV_BYTES, QUANT_FORMATS, SETTABLE_FIELDS, WEIGHT_BYTES, preset_names
 
     p = sub.add_parser("decode", help="tokens/s, bound and crossover batch of an LLM on catalogue or measured hardware")
     p.add_argument("--model", required=True, help=f"a preset ({', '.join(preset_names())}) or 'custom'")
     p.add_argument("--hardware", required=True, help="a catalogue name (e.g. h100) or 'local' (measures, ~10 s)")
-    p.add_argument("--dtype", default="bf16", choices=list(WEIGHT_BYTES), help="weight storage (default bf16)")
+    p.add_argument("--dtype", choices=list(WEIGHT_BYTES), help="weight storage (default bf16)")
+    p.add_argument(
+        "--quant",
+        choices=list(QUANT_FORMATS),
+        help="a quantization format instead of --dtype, with its scales and zeros counted (docs/models.md)",
+    )
     p.add_argument("--kv-dtype", default="bf16", choices=list(KV_BYTES), help="KV-cache storage (default bf16)")
     p.add_argument(
         "--compute-dtype",
@@ -218,22 +247,85 @@ def _add_decode(sub: argparse._SubParsersAction) -> None:
         help="the peak that bounds arithmetic (default: fp32 for fp32 weights, fp8 for fp8 weights where the "
         "hardware has it, else bf16)",
     )
-    p.add_argument("--group-size", type=positive_int, default=128, help="int4 weights per fp16 scale (default 128)")
-    p.add_argument("--context", type=positive_int, default=4096, help="tokens of KV cache per sequence (default 4096)")
+    p.add_argument(
+        "--group-size",
+        type=positive_int,
+        help="weights per scale for int4, gptq, awq, int4-zp (default 128); other formats have fixed blocks",
+    )
+    p.add_argument(
+        "--context", type=positive_int, help="tokens of KV cache per sequence (default 4096, or prompt + output)"
+    )
+    p.add_argument("--prompt", type=positive_int, metavar="P", help="prompt tokens per request (with --output)")
+    p.add_argument(
+        "--output", type=positive_int, metavar="O", help="output tokens per request: TTFT, mean step, e2e, tokens/s"
+    )
     p.add_argument("--tp", type=positive_int, default=1, help="tensor parallel degree: devices sharing the model")
     p.add_argument(
         "--interconnect",
-        type=positive_float,
-        metavar="GB/s",
-        help="each device's all-reduce bandwidth; without it communication is not counted",
+        type=interconnect_arg,
+        metavar="GB/s|NAME",
+        help="each device's all-reduce bandwidth, or a named link with its latency "
+        "(nvlink3, nvlink4, nvlink5, pcie4, pcie5); without it communication is not counted",
+    )
+    p.add_argument(
+        "--allreduce-latency",
+        type=non_negative_float,
+        metavar="µs",
+        help="time of one all-reduce, 2 per layer when --tp > 1 (default: the named interconnect's; none for GB/s)",
     )
     p.add_argument("--batch", type=int_list, default="1,8,64,512", help="batch sizes (default 1,8,64,512)")
-    p.add_argument("--ignore-memory", action="store_true", help="show batches that do not fit instead of refusing")
+    p.add_argument(
+        "--reserve",
+        type=non_negative_float,
+        metavar="GB",
+        help="memory the runtime keeps per device beyond the driver's reservation (default 0)",
+    )
+    fit = p.add_mutually_exclusive_group()
+    fit.add_argument("--require-fit", action="store_true", help="refuse (exit 2) when a batch does not fit in memory")
+    fit.add_argument(
+        "--ignore-memory",
+        action="store_true",
+        help="kept for compatibility: rows that do not fit are shown (fits = no) by default",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     g = p.add_argument_group("model shape (with --model custom, or to change a preset)")
     for name in SETTABLE_FIELDS:
         g.add_argument(f"--{name.replace('_', '-')}", type=positive_int, metavar="N")
     g.add_argument("--tied-embeddings", action="store_const", const=True, help="output head shares the embedding")
+
+
+def _decode_flags(args: argparse.Namespace) -> dict[str, object]:
+    """The DecodeSetup keywords the decode flags give; BadInput where flags contradict each other."""
+    from .model.decode import Interconnect
+    from .model.llm import INT4_GROUP_SIZE, uses_group_size
+
+    if args.dtype is not None and args.quant is not None:
+        raise BadInput("give --dtype or --quant, not both")
+    weights = args.quant or args.dtype or "bf16"
+    if args.group_size is not None and not uses_group_size(weights):
+        raise BadInput(f"--group-size applies to int4, gptq, awq and int4-zp; {weights} has a fixed layout")
+    if (args.prompt is None) != (args.output is None):
+        raise BadInput("--prompt and --output go together: give both or neither")
+    if args.prompt is not None and args.context is not None:
+        raise BadInput("give --context or --prompt/--output, not both (the context is then prompt + output)")
+    context = args.context or (args.prompt + args.output if args.prompt is not None else 4096)
+    link = args.interconnect
+    if isinstance(link, Interconnect):
+        bandwidth, latency = link.bandwidth, link.latency
+    else:
+        bandwidth, latency = (link * 1e9 if link else None), None
+    if args.allreduce_latency is not None:
+        latency = args.allreduce_latency * 1e-6
+    return dict(
+        dtype=weights,
+        kv_dtype=args.kv_dtype,
+        context=context,
+        tp=args.tp,
+        interconnect=bandwidth,
+        group_size=args.group_size or INT4_GROUP_SIZE,
+        allreduce_latency=latency,
+        reserve=None if args.reserve is None else args.reserve * 1e9,
+    )
 
 
 def _run_decode(args: argparse.Namespace) -> int:
@@ -244,20 +336,12 @@ def _run_decode(args: argparse.Namespace) -> int:
     shape = {f: getattr(args, f) for f in (*SETTABLE_FIELDS, "tied_embeddings")}
     base = None if args.model.strip().lower() == "custom" else lookup_model(args.model)
     model = custom_model(base, **shape)
-    interconnect = args.interconnect * 1e9 if args.interconnect else None
-    flags = dict(
-        dtype=args.dtype,
-        kv_dtype=args.kv_dtype,
-        context=args.context,
-        tp=args.tp,
-        interconnect=interconnect,
-        group_size=args.group_size,
-    )
+    flags = _decode_flags(args)
     check_inputs(model, **flags)  # before measuring the local machine
     setup = DecodeSetup(model, resolve_hardware(args.hardware), compute_dtype=args.compute_dtype, **flags)
-    if not args.ignore_memory:
+    if args.require_fit:
         require_fits(setup, args.batch)
-    result = estimate(setup, args.batch)
+    result = estimate(setup, args.batch, args.prompt, args.output)
     if args.json:
         emit_json(result.as_dict())
     else:
@@ -510,6 +594,34 @@ def _run_gpu(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_merge(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "merge",
+        help="merge sharded asv results directories (one per machine or job) into one, safely",
+        description="Copies each shard's <machine>/ folders into DEST after checking that the suites are "
+        "compatible and that no file (machine, commit, environment) differs; never writes a shard; DEST is "
+        "replaced in one step and keeps everything it held. Exit 2 on any problem, nothing written.",
+    )
+    p.add_argument("paths", nargs="+", type=Path, metavar="SRC... DEST", help="asv results directories, then DEST")
+    p.add_argument("--force", action="store_true", help="on a conflict take the last shard's file (DEST's kept aside)")
+    p.add_argument(
+        "--update-suite", action="store_true", help="where a benchmark changed, the shards' definition replaces DEST's"
+    )
+    p.add_argument("--dry-run", action="store_true", help="check and say what would be merged; write nothing")
+
+
+def _run_merge(args: argparse.Namespace) -> int:
+    from .suite.merge import merge
+
+    if len(args.paths) < 2:
+        raise BadInput("merge needs at least one SRC and a DEST (roofline merge SRC... DEST)")
+    plan = merge(args.paths[:-1], args.paths[-1], args.force, args.update_suite, args.dry_run)
+    for line in plan.warnings:
+        print(f"roofline: warning: {line}", file=sys.stderr)
+    print("\n".join(plan.summary()))
+    return 0
+
+
 COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable[[argparse.Namespace], int]]] = {
     "preflight": (_add_preflight, _run_preflight),
     "cache": (_add_cache, _run_cache),
@@ -522,6 +634,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable
     "compare": (_add_compare, _run_compare),
     "backends": (_add_backends, _run_backends),
     "gpu": (_add_gpu, _run_gpu),
+    "merge": (_add_merge, _run_merge),
 }
 
 

@@ -54,10 +54,38 @@ def test_peaks_are_dense_and_ordered():
     for hw in catalogue.devices():
         chain = [hw.peak_flops[d] for d in ("tf32", "bf16", "fp8") if d in hw.peak_flops]
         assert chain == sorted(chain), hw.name
-    # NVIDIA prints Tensor figures with sparsity: each one halved says so.
-    for name in ("H100 SXM", "H200", "L4", "L40S", "B200"):
+    # NVIDIA prints Tensor figures with sparsity: each one halved says so. (The L40S sheet prints its
+    # dense figure beside the sparse one, and that is used as printed: see the next test.)
+    for name in ("H100 SXM", "H200", "L4", "B200"):
         notes = catalogue.lookup(name).extra["figures"]["bf16"]["note"]
         assert "sparsity" in notes and "halved" in notes, name
+
+
+def test_corrections_against_the_vendor_sheets():
+    l40s = catalogue.lookup("L40S")
+    # The sheet prints 362.05 | 733*: the dense figure as printed, not 733 / 2 = 366.5.
+    assert l40s.peak("bf16") == l40s.peak("fp16") == 362.05e12
+    assert "dense as printed" in l40s.extra["figures"]["bf16"]["note"]
+    b200 = catalogue.lookup("B200")
+    # NVIDIA's HGX per-GPU figure, not the DGX total / 8; tf32: the per-GPU sparse 2.2 P halved.
+    assert b200.bandwidth == 7.7e12 and b200.peak("tf32") == 1.1e15
+    assert "HGX" in b200.extra["figures"]["bandwidth"]["note"]
+    # TPUs: Google prints GB.
+    assert catalogue.lookup("TPU v5e").memory_bytes == 16e9
+    assert catalogue.lookup("TPU v6e").memory_bytes == 32e9
+
+
+def test_capacities_are_binary_less_what_the_driver_reserves():
+    h100 = catalogue.lookup("h100")
+    assert h100.memory_bytes == 80 * 2**30
+    assert h100.usable_memory == 81_559 * 2**20  # what nvidia-smi shows
+    assert "github.com/modal-labs/modal-client/pull/2797" in h100.extra["figures"]["reserved"]["source"]
+    assert catalogue.lookup("a100").usable_memory == 81_920 * 2**20
+    assert catalogue.lookup("L40S").usable_memory == 46_068 * 2**20
+    assert catalogue.lookup("L4").usable_memory == 23_034 * 2**20
+    assert catalogue.lookup("MI300X").usable_memory == 201_310_208 * 2**10  # rocminfo's pool, KiB
+    for hw in catalogue.devices():
+        assert 0 <= hw.memory_reserved < 0.1 * hw.memory_bytes, hw.name
 
 
 def test_the_lab_h100_stays_the_default():
@@ -157,6 +185,16 @@ def test_a_valid_file_loads_with_units_converted(tmp_path):
         ('bandwidth = { value = "1 TB/s", source = "sheet" }', "", "missing the bandwidth figure"),
         ('name = "Toy"', 'name = "Toy"\nspeed = 3', "unknown key(s) speed"),
         ("[device.figures]", "[device.figures", "not valid TOML"),
+        (
+            'memory = { value = "16 GiB", source = "sheet" }',
+            'memory = { value = "16 GiB", source = "sheet" }\nreserved = { value = "16 GiB", source = "sheet" }',
+            "is not below the capacity",
+        ),
+        (
+            'memory = { value = "16 GiB", source = "sheet" }',
+            'memory = { value = "16 GiB", source = "sheet" }\nreserved = { value = "1 GB/s", source = "sheet" }',
+            "is in B/s, expected B",
+        ),
     ],
 )
 def test_invalid_catalogues_are_refused_in_one_line(tmp_path, old, new, message):

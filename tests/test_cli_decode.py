@@ -50,12 +50,18 @@ def test_table_on_local_hardware(capsys, local):
     assert local == [1]
     lines = out.splitlines()
     assert lines[0] == "Llama-3-8B (8.03 B params) on fake-host, context 4096"
-    assert "131,072 B per token" in out and "200 GFLOP/s fp32, 20 GB/s, 64 GB" in out
+    assert "131,072 B per token" in out and "200 GFLOP/s fp32, 20 GB/s, 59.6 GiB" in out  # 64e9 B of RAM
     rows = [line.split() for line in lines if line.split() and line.split()[0] in {"1", "8", "64"}]
     # The fake host's ridge is 10 FLOP/byte: batch 64 does 64 · 15 GFLOP = 960 GFLOP (4.8 s) against 49 GB (2.5 s).
     assert [r[:2] for r in rows] == [["1", "bandwidth"], ["8", "bandwidth"], ["64", "compute"]]
-    # batch 1 by hand: (7,504,924,672 · 2 + 131,072 · 4096) B / 20 GB/s = 777.3 ms
+    # batch 1 by hand: (7,504,924,672 · 2 + 131,072 · 4096) B / 20 GB/s = 777.3 ms, every phase bandwidth-bound,
+    # so the per-phase sum and the whole-step max agree.
     assert float(rows[0][2]) == pytest.approx((7_504_924_672 * 2 + 131_072 * 4096) / 2e10 * 1e3, rel=1e-3)
+    assert float(rows[0][3]) == pytest.approx(float(rows[0][2]), rel=1e-3)
+    assert rows[0][4:6] == ["mlp", "(bandwidth)"]
+    # At batch 64 the MLP and projections are compute-bound (64 FLOP per 2 B > 10) while attention is not
+    # (4 FLOP per byte): the sum of phases is longer than the whole-step max.
+    assert float(rows[2][2]) > float(rows[2][3])
     assert "largest batch that fits: 89" in out
     assert "note: fake-host has no bf16 peak: the fp32 roof is used for the arithmetic" in out
 
@@ -91,9 +97,13 @@ def test_json_keys_and_values(capsys, local):
         "kv_bytes_per_sequence_per_device",
         "weight_bytes_per_device",
         "interconnect_bandwidth",
+        "allreduce_latency_s",
+        "allreduces_per_step",
+        "memory_capacity_bytes",
         "crossover",
         "max_batch_that_fits",
         "steps",
+        "requests",
         "notes",
     }
     assert doc["compute_dtype"] == "fp32" and doc["bytes_per_weight"] == 0.515625
@@ -103,6 +113,7 @@ def test_json_keys_and_values(capsys, local):
         "bandwidth": 2e10,
         "peak_flops": 2e11,
         "memory_bytes": 64e9,
+        "memory_reserved_bytes": 0.0,
         "source": "measured on fake-host; memory: total RAM",
     }
     assert set(doc["crossover"]) == {
@@ -130,7 +141,13 @@ def test_json_keys_and_values(capsys, local):
         "flops",
         "memory_needed_bytes",
         "fits",
+        "whole_step_s",
+        "binding_phase",
+        "phases",
     }
+    assert [p["name"] for p in first["phases"]] == ["qkv_o", "attention", "mlp", "head"]
+    assert sum(p["time_s"] for p in first["phases"]) + first["comm_s"] == pytest.approx(first["step_s"])
+    assert doc["requests"] == []
     assert [s["batch"] for s in doc["steps"]] == [1, 4]
     assert first["tokens_per_s"] == pytest.approx(1 / first["step_s"])
     assert first["weight_share"] + first["kv_share"] == pytest.approx(1)
@@ -163,10 +180,101 @@ def test_custom_model_and_a_changed_preset(capsys, local):
     assert json.loads(out)["model"]["name"] == "Llama-3-8B (modified)"
 
 
-def test_ignore_memory_shows_rows_that_do_not_fit(capsys, local):
-    code, out, _ = run(capsys, "--model", "llama-3-8b", "--hardware", "local", "--batch", "1,128", "--ignore-memory")
+def fits_column(out, batches):
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in ([str(b)] for b in batches)]
+    return [r[-1] for r in rows]
+
+
+@pytest.mark.parametrize("extra", [[], ["--ignore-memory"]])
+def test_rows_that_do_not_fit_are_shown_with_what_they_need(capsys, local, extra):
+    code, out, _ = run(capsys, "--model", "llama-3-8b", "--hardware", "local", "--batch", "1,128", *extra)
     assert code == 0
-    assert [line.split()[-1] for line in out.splitlines() if line.startswith(("     1 ", "   128 "))] == ["yes", "NO"]
+    assert fits_column(out, (1, 128)) == ["yes", "no"]
+    # batch 128 needs 16.06 GB of weights + 128 × 537 MB of KV = 84.8 GB
+    row = next(line.split() for line in out.splitlines() if line.split()[:1] == ["128"])
+    assert float(row[-2]) == pytest.approx((8_030_261_248 * 2 + 128 * 131_072 * 4096) / 1e9, abs=0.05)
+    assert "note: batch 128 does not fit in 64 GB per device (GB/device is what each needs); --require-fit" in out
+
+
+def test_require_fit_refuses(capsys, local):
+    code, out, err = run(capsys, "--model", "llama-3-8b", "--hardware", "local", "--batch", "1,128", "--require-fit")
+    assert_one_line_error(code, out, err)
+    assert "batch 128 does not fit on fake-host (64 GB) at context 4096" in err
+
+
+def test_documented_example_exits_0_on_a_24_gb_machine(capsys, local, monkeypatch):
+    monkeypatch.setattr(system, "total_memory_bytes", lambda: 24e9)
+    code, out, err = run(capsys, "--model", "llama-3-8b", "--hardware", "local")
+    assert code == 0, err
+    assert fits_column(out, (1, 8, 64, 512)) == ["yes", "yes", "no", "no"]  # (24 − 16.06) GB / 537 MB = 14.8
+    assert "largest batch that fits: 14" in out
+
+
+def test_quant_formats_count_their_scales(capsys, local):
+    def weights(*flags):
+        code, out, err = run(capsys, "--model", "llama-3-8b", "--hardware", "local", "--batch", "1", "--json", *flags)
+        assert code == 0, err
+        doc = json.loads(out)
+        return doc["bytes_per_weight"], doc["weight_bytes_per_device"]
+
+    assert weights("--quant", "q8_0") == (1.0625, 8_030_261_248 * 1.0625)
+    assert weights("--quant", "gptq")[0] == 0.51953125
+    assert weights("--quant", "gptq", "--group-size", "32")[0] == (16 + 2.5) / 32
+    assert weights("--quant", "int4-zp", "--group-size", "32")[0] == 0.625
+    assert weights("--dtype", "int8")[0] == 1
+
+
+def test_prompt_and_output_give_a_request(capsys, local):
+    code, out, err = run(
+        capsys, "--model", "llama-3-8b", "--hardware", "local", "--batch", "1", "--prompt", "5", "--output", "200"
+    )
+    assert code == 0, err
+    assert "context 205" in out.splitlines()[0]
+    assert "requests: prompt 5, output 200 (first token from the prefill, 199 decode steps at context 6–204)" in out
+    code, out, _ = run(
+        capsys,
+        "--model",
+        "llama-3-8b",
+        "--hardware",
+        "local",
+        "--batch",
+        "1,4",
+        "--json",
+        "--prompt",
+        "5",
+        "--output",
+        "3",
+    )
+    (one, four) = json.loads(out)["requests"]
+    assert (one["prompt"], one["output"], one["decode_steps"]) == (5, 3, 2)
+    assert one["e2e_s"] == pytest.approx(one["ttft_s"] + 2 * one["step_mean_s"])
+    assert four["tokens_per_s"] == pytest.approx(4 * 3 / four["e2e_s"])
+    slowest = max(four["prefill_phases"], key=lambda p: p["time_s"])
+    assert four["prefill_binding_phase"] == slowest["name"]
+    assert slowest["time_s"] > min(p["time_s"] for p in four["prefill_phases"])
+
+
+def test_named_interconnect_brings_its_latency(capsys, local):
+    def doc(*flags):
+        code, out, err = run(
+            capsys, "--model", "llama-3-8b", "--hardware", "local", "--tp", "8", "--batch", "1", "--json", *flags
+        )
+        assert code == 0, err
+        return json.loads(out)
+
+    named = doc("--interconnect", "NVLink4")
+    assert named["interconnect_bandwidth"] == 450e9 and named["allreduce_latency_s"] == 3.7e-6
+    assert named["allreduces_per_step"] == 64
+    # 64 all-reduces × 3.7 µs, plus 64 × 2 · 7/8 · 4096 · 4 B (fp32 arithmetic on this host) / 450 GB/s
+    expected = 64 * 3.7e-6 + 64 * 2 * 7 / 8 * 4096 * 4 / 450e9
+    assert named["steps"][0]["comm_s"] == pytest.approx(expected)
+    override = doc("--interconnect", "nvlink4", "--allreduce-latency", "8")
+    assert override["allreduce_latency_s"] == pytest.approx(8e-6)
+    plain = doc("--interconnect", "450")
+    assert plain["allreduce_latency_s"] is None
+    assert any("latency not counted" in n for n in plain["notes"])
+    latency_only = doc("--allreduce-latency", "8")
+    assert latency_only["steps"][0]["comm_s"] == pytest.approx(64 * 8e-6)
 
 
 def test_interconnect_flag_is_in_gb_per_s(capsys, local):
@@ -200,8 +308,25 @@ def test_interconnect_flag_is_in_gb_per_s(capsys, local):
         (["--model", "llama-3-8b", "--context", "0"], "--context: 0 is not positive"),
         (["--model", "llama-3-8b", "--context", "-4096"], "--context"),
         (["--model", "llama-3-8b", "--tp", "3"], "tensor parallel degree 3 does not divide Llama-3-8B's 8 KV heads"),
-        (["--model", "llama-3-8b", "--batch", "1,64,128"], "the largest batch that fits is 89"),
-        (["--model", "llama-3-70b"], "so no batch fits"),
+        (["--model", "llama-3-8b", "--batch", "1,64,128", "--require-fit"], "the largest batch that fits is 89"),
+        (["--model", "llama-3-70b", "--require-fit"], "so no batch fits"),
+        (["--model", "llama-3-8b", "--require-fit", "--ignore-memory"], "not allowed with argument"),
+        (["--model", "llama-3-8b", "--quant", "q3_0"], "--quant: invalid choice: 'q3_0'"),
+        (["--model", "llama-3-8b", "--quant", "q8_0", "--dtype", "int8"], "give --dtype or --quant, not both"),
+        (["--model", "llama-3-8b", "--quant", "q4_0", "--group-size", "64"], "q4_0 has a fixed layout"),
+        (["--model", "llama-3-8b", "--group-size", "0"], "--group-size: 0 is not positive"),
+        (["--model", "llama-3-8b", "--prompt", "128"], "--prompt and --output go together"),
+        (["--model", "llama-3-8b", "--output", "128"], "--prompt and --output go together"),
+        (["--model", "llama-3-8b", "--prompt", "1", "--output", "1", "--context", "9"], "--context or --prompt"),
+        (["--model", "llama-3-8b", "--prompt", "0", "--output", "1"], "--prompt: 0 is not positive"),
+        (["--model", "llama-3-8b", "--prompt", "8", "--output", "x"], "--output: 'x' is not an integer"),
+        (["--model", "llama-3-8b", "--interconnect", "nvlink9"], "unknown interconnect 'nvlink9'"),
+        (["--model", "llama-3-8b", "--interconnect", "-5"], "--interconnect"),
+        (["--model", "llama-3-8b", "--allreduce-latency", "-1"], "--allreduce-latency: '-1' is not a finite number"),
+        (["--model", "llama-3-8b", "--allreduce-latency", "nan"], "--allreduce-latency"),
+        (["--model", "llama-3-8b", "--reserve", "inf"], "--reserve"),
+        (["--model", "llama-3-8b", "--reserve", "64"], "memory reserve 64 GB leaves nothing of fake-host's 64 GB"),
+        (["--model", "deepseek-v3"], "DeepSeek-V3 uses multi-head latent attention"),
         (["--model", "llama-3-8b", "--dtype", "int3"], "invalid choice: 'int3'"),
         (["--model", "llama-3-8b", "--compute-dtype", "fp8"], "fake-host has no peak for dtype 'fp8'"),
         (["--model", "llama-3-8b", "--interconnect", "0"], "--interconnect"),

@@ -53,7 +53,7 @@ BAD_INPUT = [
     [*DECODE, "--interconnect", "nan"],
     [*DECODE, "--interconnect", "inf"],
     ["decode", "--model", "no-such-model", "--hardware", "h100"],
-    ["decode", "--model", "llama-3-70b", "--hardware", "h100", "--batch", "512"],  # does not fit
+    ["decode", "--model", "llama-3-70b", "--hardware", "h100", "--batch", "512", "--require-fit"],  # does not fit
     ["decode", "--model", "llama-3-8b", "--hardware", "h100", "--tp", "3"],  # does not divide the KV heads
     ["specs", "no-such-device"],
     ["plot", "-o", "roofline.jpg", "--n", "64"],

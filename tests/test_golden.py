@@ -168,12 +168,13 @@ def test_the_name_registry_names_benchmarks_of_the_inventory():
     from roofline.suite import names
 
     inventory = json.loads((GOLDEN / "benchmarks.json").read_text(encoding="utf-8"))
-    registry = {v for k, v in vars(names).items() if k.isupper() and isinstance(v, str)} - {names.OVERHEAD}
+    registry = {v for k, v in vars(names).items() if k.isupper() and isinstance(v, str)}
+    registry -= {names.OVERHEAD, names.CUDA_CLASS}
     registry |= {names.OVERHEAD.format("single"), names.OVERHEAD.format("amortized")}
-    registry |= {
-        f"{cls}.{track}" for cls in names.DECODE_CLASSES.values() for track in ("track_gflops", "track_bandwidth")
-    }
-    assert len(registry) == 10 and registry <= set(inventory), registry - set(inventory)
+    tracks = {cls: ("track_gflops", "track_bandwidth") for cls in names.DECODE_CLASSES.values()}
+    tracks[names.CUDA_CLASS] = ("track_gflops", "track_bandwidth", "track_seconds")
+    registry |= {f"{cls}.{track}" for cls, names_ in tracks.items() for track in names_}
+    assert len(registry) == 13 and registry <= set(inventory), registry - set(inventory)
 
 
 def main() -> None:

@@ -5,31 +5,107 @@ import pytest
 from roofline.errors import BadInput
 from roofline.model.llm import (
     PRESETS,
+    QUANT_FORMATS,
     ModelShape,
     bytes_per_kv_element,
     bytes_per_weight,
     custom_model,
     lookup_model,
+    natural_compute,
     preset_names,
+    uses_group_size,
+    weight_formats,
 )
 
-# Totals as the publishers' checkpoints count them (safetensors metadata on Hugging Face).
+# Totals as the publishers' checkpoints count them: Hugging Face's `safetensors.total` for each repository
+# (the "Model size" its page shows).
 PUBLISHED_TOTAL = {
     "llama-3-8b": 8_030_261_248,
     "llama-3-70b": 70_553_706_496,
+    "llama-3.1-405b": 405_853_388_800,
+    "llama-3.2-1b": 1_235_814_400,
+    "llama-3.2-3b": 3_212_749_824,
+    "llama-2-7b": 6_738_417_664,
+    "llama-2-13b": 13_015_866_880,
+    "llama-2-70b": 68_976_653_312,
     "mistral-7b": 7_241_732_096,
     "mixtral-8x7b": 46_702_792_704,
+    "mistral-7b-v0.3": 7_248_023_552,
+    "mixtral-8x22b": 140_630_071_296,
+    "qwen2.5-7b": 7_615_616_512,
+    "qwen2.5-14b": 14_770_033_664,
+    "qwen2.5-32b": 32_763_876_352,
+    "qwen2.5-72b": 72_706_203_648,
 }
+
+
+def test_every_preset_has_a_published_total():
+    assert set(PUBLISHED_TOTAL) == set(PRESETS)
+
+
+# The Llama-2 checkpoints also store each layer's rotary `inv_freq` buffer (head_dim / 2 = 64 floats), which is
+# not a parameter: 32 · 64 = 2,048 for 7B, 40 · 64 = 2,560 for 13B, 80 · 64 = 5,120 for 70B.
+STORED_BUFFERS = {"llama-2-7b": 2_048, "llama-2-13b": 2_560, "llama-2-70b": 5_120}
 
 
 @pytest.mark.parametrize("key", PUBLISHED_TOTAL)
 def test_parameter_count_matches_the_published_total(key):
-    assert PRESETS[key].params_total == PUBLISHED_TOTAL[key]
+    m = PRESETS[key]
+    buffers = STORED_BUFFERS.get(key, 0)
+    assert buffers == (m.layers * m.head_dim // 2 if key in STORED_BUFFERS else 0)
+    assert m.params_total == PUBLISHED_TOTAL[key] - buffers
 
 
 def test_rounded_totals_as_the_issue_quotes_them():
-    got = {k: round(PRESETS[k].params_total / 1e9, 2) for k in PRESETS}
+    got = {
+        k: round(PRESETS[k].params_total / 1e9, 2) for k in ("llama-3-8b", "llama-3-70b", "mistral-7b", "mixtral-8x7b")
+    }
     assert got == {"llama-3-8b": 8.03, "llama-3-70b": 70.55, "mistral-7b": 7.24, "mixtral-8x7b": 46.7}
+
+
+def test_qwen_qkv_biases_by_hand():
+    # Qwen2.5-7B: per layer q (28·128), k and v (4·128 each) biases = 4,608; 28 layers = 129,024, which the
+    # published total contains: without them the count is short by exactly that.
+    m = PRESETS["qwen2.5-7b"]
+    assert m.bias_params == (28 + 2 * 4) * 128 == 4_608
+    assert custom_model(m, qkv_bias=False).params_total == PUBLISHED_TOTAL["qwen2.5-7b"] - 28 * 4_608
+    assert m.phase_params(1)["qkv_o"] == 28 * (3584 * 128 * 2 * (28 + 4) + 4_608 + 3584)
+
+
+def test_phase_params_add_up_to_the_parameters_read():
+    for m in PRESETS.values():
+        for experts in (1, m.experts_per_token, m.experts):
+            assert (
+                sum(m.phase_params(experts).values())
+                == m.params_total
+                - m.embedding_params * (0 if m.tied_embeddings else 1)
+                - (m.experts - experts) * m.layers * m.expert_params
+            )
+        assert sum(m.phase_matmul_params.values()) == m.matmul_params_per_token
+
+
+def test_tied_embeddings_read_the_table_as_the_head():
+    m = PRESETS["llama-3.2-1b"]
+    assert m.tied_embeddings and m.lm_head_params == 0
+    assert m.phase_params(1)["head"] == 128_256 * 2048 + 2048
+
+
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("deepseek-ai/DeepSeek-V3", "DeepSeek-V3 uses multi-head latent attention"),
+        ("deepseek-r1", "DeepSeek-R1 uses multi-head latent attention"),
+        ("google/gemma-2-9b", "Gemma-2-9B uses layers that alternate"),
+        ("openai/gpt-oss-120b", "gpt-oss-120b uses alternating sliding-window"),
+        ("ai21labs/Jamba-v0.1", "Jamba-v0.1 uses state-space"),
+    ],
+)
+def test_architectures_the_model_cannot_represent_are_refused(name, reason):
+    with pytest.raises(BadInput) as exc:
+        lookup_model(name)
+    msg = str(exc.value)
+    assert msg.startswith(reason) and msg.endswith("cannot represent: refused rather than approximated")
+    assert "\n" not in msg
 
 
 def test_mixtral_active_parameters():
@@ -54,11 +130,69 @@ def test_kv_bytes_per_token_by_hand():
     assert PRESETS["llama-3-70b"].kv_bytes_per_token(bytes_per_kv_element("fp8")) == 163_840
 
 
+def test_kv_tokens_sum_by_hand():
+    m, dense = PRESETS["mistral-7b"], PRESETS["llama-3-8b"]
+    assert dense.kv_tokens_sum(1, 4) == 1 + 2 + 3 + 4
+    assert isinstance(dense.kv_tokens_sum(3, 10), int) and isinstance(m.kv_tokens_sum(4000, 5000), int)
+    assert dense.kv_tokens_sum(5, 4) == 0
+    # Mistral keeps 4096: 4095 + 4096 + 4096 + 4096 for contexts 4095..4098.
+    assert m.kv_tokens_sum(4095, 4098) == 4095 + 3 * 4096
+    assert m.kv_tokens_sum(5000, 5001) == 2 * 4096
+    assert m.kv_tokens_sum(1, 3) == 6
+    for first, last in ((1, 1), (1, 4096), (4090, 4200), (4097, 4100), (3, 9000)):
+        assert m.kv_tokens_sum(first, last) == sum(m.kv_tokens(c) for c in range(first, last + 1))
+
+
 def test_sliding_window_caps_kv_tokens():
     m = PRESETS["mistral-7b"]
     assert m.kv_tokens(1000) == 1000
     assert m.kv_tokens(32768) == 4096
     assert PRESETS["llama-3-8b"].kv_tokens(32768) == 32768
+
+
+# Bytes per block from each format's specification, by hand: (bytes, weights per block).
+FORMAT_BLOCKS = {
+    "q8_0": (2 + 32, 32),  # ggml block_q8_0: fp16 d + int8 qs[32]
+    "q4_0": (2 + 16, 32),  # block_q4_0: fp16 d + uint8 qs[16]
+    "q4_1": (2 + 2 + 16, 32),  # block_q4_1: fp16 d, m + qs[16]
+    "q5_0": (2 + 4 + 16, 32),  # block_q5_0: fp16 d + uint8 qh[4] + qs[16]
+    "q5_1": (2 + 2 + 4 + 16, 32),
+    "q2_k": (16 + 64 + 2 + 2, 256),  # block_q2_K: scales[16] + qs[64] + fp16 d, dmin
+    "q3_k": (32 + 64 + 12 + 2, 256),  # block_q3_K: hmask[32] + qs[64] + scales[12] + fp16 d
+    "q4_k": (2 + 2 + 12 + 128, 256),  # block_q4_K: fp16 d, dmin + scales[12] + qs[128]
+    "q5_k": (2 + 2 + 12 + 32 + 128, 256),  # block_q5_K: + qh[32]
+    "q6_k": (128 + 64 + 16 + 2, 256),  # block_q6_K: ql[128] + qh[64] + scales[16] + fp16 d
+    "nf4": (32 + 4, 64),  # 64 nibbles + fp32 absmax
+    "mxfp4": (16 + 1, 32),  # OCP MX: 32 E2M1 + E8M0 scale
+    "nvfp4": (8 + 1, 16),  # 16 E2M1 + E4M3 scale
+    "fp8-tensor": (1, 1),
+}
+
+
+@pytest.mark.parametrize("name", FORMAT_BLOCKS)
+def test_fixed_block_formats_by_hand(name):
+    nbytes, weights = FORMAT_BLOCKS[name]
+    assert bytes_per_weight(name) == nbytes / weights
+    assert not uses_group_size(name)
+
+
+def test_issue_figures_for_q8_0_and_grouped_int4():
+    assert bytes_per_weight("q8_0") == 1.0625
+    # GPTQ and AWQ, group 128: 64 B of nibbles + an fp16 scale (2 B) + a 4-bit zero (0.5 B) per 128 weights.
+    assert bytes_per_weight("gptq") == bytes_per_weight("awq") == (64 + 2 + 0.5) / 128 == 0.51953125
+    assert bytes_per_weight("gptq", group_size=32) == (16 + 2 + 0.5) / 32
+    # gpt-fast int4 with group 32: a bf16 scale and a bf16 zero per group.
+    assert bytes_per_weight("int4-zp", group_size=32) == (16 + 4) / 32 == 0.625
+    assert all(uses_group_size(f) for f in ("int4", "gptq", "awq", "int4-zp"))
+
+
+def test_formats_compute_in_their_natural_dtype():
+    assert natural_compute("fp8-tensor") == natural_compute("fp8") == "fp8"
+    assert natural_compute("fp32") == "fp32"
+    assert {natural_compute(f) for f in QUANT_FORMATS if f != "fp8-tensor"} == {"bf16"}
+    assert weight_formats()[:6] == ["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+    for f in QUANT_FORMATS.values():
+        assert f.source and f.layout
 
 
 def test_bytes_per_weight():
@@ -70,6 +204,9 @@ def test_bytes_per_weight():
         bytes_per_weight("int3")
     with pytest.raises(BadInput, match="group size"):
         bytes_per_weight("int4", group_size=0)
+    with pytest.raises(BadInput, match="gptq group size"):
+        bytes_per_weight("gptq", group_size=True)
+    assert bytes_per_weight("int4", group_size=1) == 2.5  # a scale per weight is odd, but valid
     with pytest.raises(BadInput, match="KV-cache dtype"):
         bytes_per_kv_element("int4")
 

@@ -33,7 +33,7 @@ CATALOGUE_PATH = Path(__file__).with_name("catalogue.toml")
 ORDERED = ("tf32", "bf16", "fp8")
 
 #: The unit each figure must be written in (after its SI prefix).
-UNITS = {**{d: DTYPES[d].peak_unit for d in PEAKS}, "bandwidth": "B/s", "memory": "B"}
+UNITS = {**{d: DTYPES[d].peak_unit for d in PEAKS}, "bandwidth": "B/s", "memory": "B", "reserved": "B"}
 
 _PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
@@ -137,6 +137,7 @@ def _device(entry: object, index: int, origin: str) -> Hardware:
         bandwidth=float(figures["bandwidth"]["value"]),
         source="; ".join(dict.fromkeys(str(f["source"]) for f in figures.values())),
         memory_bytes=float(figures["memory"]["value"]),
+        memory_reserved=float(figures["reserved"]["value"]) if "reserved" in figures else 0.0,
         notes=_text(entry["notes"], f"{label}: notes") if "notes" in entry else "",
         extra={
             "vendor": _text(entry.get("vendor"), f"{label}: vendor"),

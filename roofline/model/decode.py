@@ -4,25 +4,99 @@ Per device, with tensor parallelism splitting weights, KV cache and FLOPs evenly
 
 - bytes = the weights, read once per step, + every sequence's KV cache, read once;
 - FLOPs = batch · (2 · weights one token multiplies by + attention over the kept context);
-- step  = max(bytes / bandwidth, FLOPs / peak) + all-reduce bytes / interconnect (not overlapped).
+- a step runs four phases one after another (the data depend on each other): the q/k/v/o
+  projections, attention (the KV read), the MLP and the output head. Each phase is bound by its
+  own max(bytes / bandwidth, FLOPs / peak), so the step is bound by their sum (``step_s``), which is
+  never shorter than the whole-step max(Σ bytes / bandwidth, Σ FLOPs / peak) (``whole_step_s``);
+- with ``tp`` > 1, two all-reduces per layer add latency + bytes / interconnect (not overlapped).
 
-A mixture of experts reads the experts its batch touches: under uniform routing a batch of b
-tokens touches E·(1 − (1 − k/E)^b) of E experts per layer (k at batch 1, all E at large batch).
-Activations, the embedding lookup and kernel launch latency are not counted.
+A request (``prompt``, ``output``) is a prefill of the prompt (the first token) and output − 1
+decode steps at growing context. A mixture of experts reads the experts its batch touches: under
+uniform routing a batch of b tokens touches E·(1 − (1 − k/E)^b) of E experts per layer (k at
+batch 1, all E at large batch). Activations, the embedding lookup and kernel launch latency are not
+counted.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ..errors import BadInput, positive, positive_int
 from .arithmetic import ridge_point
 from .hardware import Hardware
-from .llm import INT4_GROUP_SIZE, ModelShape, bytes_per_kv_element, bytes_per_weight
+from .llm import INT4_GROUP_SIZE, ModelShape, bytes_per_kv_element, bytes_per_weight, natural_compute
 
 Bound = Literal["bandwidth", "compute", "interconnect"]
+
+#: The phases of one step, in the order they run within a layer (the head after the last layer).
+PHASES = ("qkv_o", "attention", "mlp", "head")
+
+
+@dataclass(frozen=True)
+class Interconnect:
+    """A named device-to-device link: all-reduce bandwidth per direction and the latency of one all-reduce."""
+
+    name: str
+    bandwidth: float
+    latency: float
+    source: str
+
+
+#: Named interconnects. ``latency`` is the fastest published small all-reduce on that link (a lower
+#: bound on every all-reduce, whatever its size); ``bandwidth`` the per-direction link rate.
+INTERCONNECTS: dict[str, Interconnect] = {
+    i.name: i
+    for i in (
+        Interconnect(
+            "nvlink3",
+            300e9,
+            3.7e-6,
+            "A100 NVLink 3: 600 GB/s total, 300 per direction (A100 datasheet). No A100 small all-reduce below "
+            "the H100 NVLink 4 figure (3.7 µs) was found, and NVLink 3 is not faster, so that figure is used",
+        ),
+        Interconnect(
+            "nvlink4",
+            450e9,
+            3.7e-6,
+            "H100/H200 NVLink 4: 900 GB/s total, 450 per direction (H100 datasheet); latency: 3.7 µs, the fastest "
+            "custom all-reduce measured on H100 at tp 2, 4, 8 (5.7 µs at tp 8), "
+            "https://github.com/sgl-project/sglang/pull/2904",
+        ),
+        Interconnect(
+            "nvlink5",
+            900e9,
+            3.7e-6,
+            "B200 NVLink 5: 1.8 TB/s total, 900 GB/s per direction (HGX B200); latency: the NVLink 4 figure, "
+            "no faster one published",
+        ),
+        Interconnect(
+            "pcie4",
+            32e9,
+            4.0e-6,
+            "PCIe 4.0 x16: 32 GB/s per direction (16 GT/s × 16 lanes, 128b/130b); latency: 4.0 µs, a one-shot "
+            "all-reduce of 4 KB over PCIe peer-to-peer inside a CUDA graph, "
+            "https://github.com/haohervchb/sglang-V100/pull/2",
+        ),
+        Interconnect(
+            "pcie5",
+            64e9,
+            4.0e-6,
+            "PCIe 5.0 x16: 64 GB/s per direction (32 GT/s × 16 lanes); latency: the PCIe figure above",
+        ),
+    )
+}
+
+
+def lookup_interconnect(name: str) -> Interconnect:
+    """A named interconnect (case and separators ignored); BadInput listing the names."""
+    key = "".join(ch for ch in name.lower() if ch.isalnum())
+    if key in INTERCONNECTS:
+        return INTERCONNECTS[key]
+    raise BadInput(f"unknown interconnect {name!r} (use GB/s or one of {', '.join(INTERCONNECTS)})")
+
 
 #: The compute roofs tried, in order, when the default one is missing from a Hardware.
 COMPUTE_FALLBACK = ("bf16", "fp16", "fp32")
@@ -39,7 +113,7 @@ def compute_dtype_for(hw: Hardware, weight_dtype: str, requested: str | None = N
     if requested is not None:
         hw.peak(requested)  # BadInput naming the known dtypes
         return requested, None
-    natural = {"fp32": "fp32", "fp8": "fp8"}.get(weight_dtype, "bf16")
+    natural = natural_compute(weight_dtype)
     if natural in hw.peak_flops:
         return natural, None
     for dtype in COMPUTE_FALLBACK:
@@ -58,6 +132,8 @@ def check_inputs(
     tp: int,
     interconnect: float | None = None,
     group_size: int = INT4_GROUP_SIZE,
+    allreduce_latency: float | None = None,
+    reserve: float | None = None,
 ) -> None:
     """BadInput on anything a DecodeSetup refuses that does not depend on the hardware."""
     positive_int("context", context)
@@ -68,14 +144,23 @@ def check_inputs(
     bytes_per_kv_element(kv_dtype)
     if interconnect is not None:
         positive("interconnect bandwidth", interconnect)
+    for what, value in (("all-reduce latency", allreduce_latency), ("memory reserve", reserve)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value >= 0)
+        ):
+            raise BadInput(f"{what} must be finite and ≥ 0, got {value!r}")
 
 
 @dataclass(frozen=True)
 class DecodeSetup:
     """A model served on ``tp`` identical devices: dtypes, context length, interconnect.
 
-    ``interconnect`` is each device's all-reduce bandwidth in bytes/s; None leaves
-    communication out (and the notes say so when tp > 1).
+    ``dtype`` is a plain dtype or a quantization format (:data:`roofline.model.llm.QUANT_FORMATS`).
+    ``interconnect`` is each device's all-reduce bandwidth in bytes/s; None leaves the bytes out.
+    ``allreduce_latency`` (s) is the fixed time of one all-reduce; None counts none. Both only
+    matter when tp > 1, and the notes say what is left out. ``reserve`` (bytes) is what the
+    runtime keeps on each device beyond the driver's reservation; None: the hardware's
+    ``memory_reserved`` only.
     """
 
     model: ModelShape
@@ -87,11 +172,23 @@ class DecodeSetup:
     compute_dtype: str | None = None
     interconnect: float | None = None
     group_size: int = INT4_GROUP_SIZE
+    allreduce_latency: float | None = None
+    reserve: float | None = None
     compute: str = field(init=False)
     notes: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
-        check_inputs(self.model, self.dtype, self.kv_dtype, self.context, self.tp, self.interconnect, self.group_size)
+        check_inputs(
+            self.model,
+            self.dtype,
+            self.kv_dtype,
+            self.context,
+            self.tp,
+            self.interconnect,
+            self.group_size,
+            self.allreduce_latency,
+            self.reserve,
+        )
         compute, note = compute_dtype_for(self.hardware, self.dtype, self.compute_dtype)
         notes = [note] if note else []
         if self.model.sliding_window is not None and self.context > self.model.sliding_window:
@@ -99,8 +196,20 @@ class DecodeSetup:
                 f"{self.model.name} keeps the last {self.model.sliding_window} tokens of KV (sliding window), "
                 f"not {self.context}"
             )
-        if self.tp > 1 and self.interconnect is None:
-            notes.append("all-reduce time not counted (no interconnect bandwidth given)")
+        if self.tp > 1 and self.interconnect is None and self.allreduce_latency is None:
+            notes.append("all-reduce time not counted (no interconnect given)")
+        elif self.tp > 1 and self.interconnect is None:
+            notes.append("all-reduce bytes not counted (no interconnect bandwidth given), only its latency")
+        elif self.tp > 1 and self.allreduce_latency is None:
+            notes.append("all-reduce latency not counted (give --allreduce-latency or a named interconnect)")
+        elif self.tp == 1 and (self.interconnect is not None or self.allreduce_latency is not None):
+            notes.append("one device: no all-reduce, the interconnect is not used")
+        capacity = self.hardware.memory_bytes
+        if capacity is not None and self.reserved_bytes >= capacity:
+            raise BadInput(
+                f"memory reserve {size_text(self.reserved_bytes)} leaves nothing of "
+                f"{self.hardware.name}'s {size_text(capacity)}"
+            )
         if self.model.experts > 1:
             notes.append(
                 f"{self.model.experts} experts, {self.model.experts_per_token} per token: a batch reads the experts "
@@ -123,6 +232,17 @@ class DecodeSetup:
     def peak(self) -> float:
         """The compute roof of one device, FLOP/s."""
         return self.hardware.peak(self.compute)
+
+    @property
+    def reserved_bytes(self) -> float:
+        """Bytes of each device a program cannot use: the driver's reservation + the runtime's."""
+        return self.hardware.memory_reserved + (self.reserve or 0.0)
+
+    @property
+    def memory_capacity(self) -> float | None:
+        """Bytes of each device the weights and KV cache may fill (None: unknown)."""
+        capacity = self.hardware.memory_bytes
+        return None if capacity is None else capacity - self.reserved_bytes
 
     @property
     def kv_tokens(self) -> int:
@@ -160,13 +280,23 @@ class DecodeSetup:
         """Weight bytes one step reads on one device."""
         return self.model.params_read(self.experts_touched(batch)) * self.bytes_per_weight / self.tp
 
+    @property
+    def allreduces(self) -> int:
+        """All-reduces per step (or per prefill): 2 per layer (after attention, after the MLP) when tp > 1."""
+        return 0 if self.tp == 1 else 2 * self.model.layers
+
     def comm_bytes(self, batch: float) -> float:
         """Ring all-reduce bytes one device sends per step: 2 per layer of batch · hidden activations."""
         if self.tp == 1:
             return 0.0
         activation = 4 if self.compute in ("fp32", "tf32") else 2
         size = batch * self.model.hidden * activation
-        return 2 * self.model.layers * 2 * (self.tp - 1) / self.tp * size
+        return self.allreduces * 2 * (self.tp - 1) / self.tp * size
+
+    def comm_s(self, tokens: float) -> float:
+        """All-reduce time for ``tokens`` tokens of activations: latencies + bytes / interconnect."""
+        latency = self.allreduces * (self.allreduce_latency or 0.0)
+        return latency + (self.comm_bytes(tokens) / self.interconnect if self.interconnect else 0.0)
 
     def memory_needed(self, batch: int) -> float:
         """Bytes one device holds: its share of the weights and of ``batch`` sequences' KV cache."""
@@ -177,8 +307,75 @@ class DecodeSetup:
 
 
 @dataclass(frozen=True)
+class Phase:
+    """One phase of a step on one device: its bytes and FLOPs, each bound on its own."""
+
+    name: str
+    bytes: float
+    flops: float
+    memory_s: float
+    compute_s: float
+
+    @property
+    def time_s(self) -> float:
+        return max(self.memory_s, self.compute_s)
+
+    @property
+    def bound(self) -> Literal["bandwidth", "compute"]:
+        return "compute" if self.compute_s >= self.memory_s else "bandwidth"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "bytes": self.bytes,
+            "flops": self.flops,
+            "memory_s": self.memory_s,
+            "compute_s": self.compute_s,
+            "time_s": self.time_s,
+            "bound": self.bound,
+        }
+
+
+def phases(
+    setup: DecodeSetup, tokens: float, heads: float, kv_bytes: float, attention_flops: float
+) -> tuple[Phase, ...]:
+    """The four phases on one device when ``tokens`` tokens pass the layers and ``heads`` tokens the output head.
+
+    The weights a phase reads follow the experts ``tokens`` touch; ``kv_bytes`` and
+    ``attention_flops`` are the attention phase's (already per device).
+    """
+    m, hw = setup.model, setup.hardware
+    per_device = setup.bytes_per_weight / setup.tp
+    read = m.phase_params(setup.experts_touched(tokens))
+    matmul = m.phase_matmul_params
+    nbytes = {"qkv_o": read["qkv_o"] * per_device, "attention": kv_bytes, "mlp": read["mlp"] * per_device}
+    nbytes["head"] = read["head"] * per_device
+    flops = {
+        "qkv_o": tokens * 2 * matmul["qkv_o"] / setup.tp,
+        "attention": attention_flops,
+        "mlp": tokens * 2 * matmul["mlp"] / setup.tp,
+        "head": heads * 2 * matmul["head"] / setup.tp,
+    }
+    return tuple(Phase(p, nbytes[p], flops[p], nbytes[p] / hw.bandwidth, flops[p] / setup.peak) for p in PHASES)
+
+
+def decode_phases(setup: DecodeSetup, batch: float, kv_tokens: float) -> tuple[Phase, ...]:
+    """The phases of one decode step of ``batch`` sequences that each read ``kv_tokens`` KV entries."""
+    m = setup.model
+    kv = batch * setup.kv_bytes_per_token * kv_tokens / setup.tp
+    attention = batch * 4 * m.layers * m.heads * m.head_dim * kv_tokens / setup.tp
+    return phases(setup, batch, batch, kv, attention)
+
+
+@dataclass(frozen=True)
 class Step:
-    """One decode step at ``batch`` on one device of the group (all devices alike)."""
+    """One decode step at ``batch`` on one device of the group (all devices alike).
+
+    ``step_s`` is the per-phase bound (Σ of each phase's own max, + all-reduce time);
+    ``whole_step_s`` the whole-step max(bytes / bandwidth, FLOPs / peak) + all-reduce time,
+    which is never longer. ``bound`` classifies the whole step; ``binding_phase`` is the phase
+    that takes longest.
+    """
 
     batch: int
     bound: Bound
@@ -191,6 +388,15 @@ class Step:
     flops: float
     memory_needed: float
     fits: bool | None
+    phases: tuple[Phase, ...] = ()
+
+    @property
+    def whole_step_s(self) -> float:
+        return max(self.memory_s, self.compute_s) + self.comm_s
+
+    @property
+    def binding_phase(self) -> Phase:
+        return max(self.phases, key=lambda p: p.time_s)
 
     @property
     def tokens_per_s_per_sequence(self) -> float:
@@ -227,29 +433,38 @@ class Step:
             "flops": self.flops,
             "memory_needed_bytes": self.memory_needed,
             "fits": self.fits,
+            "whole_step_s": self.whole_step_s,
+            "binding_phase": self.binding_phase.name,
+            "phases": [p.as_dict() for p in self.phases],
         }
 
 
 def step(setup: DecodeSetup, batch: int) -> Step:
     """The roofline bound of one decode step of ``batch`` sequences at the setup's context."""
     positive_int("batch", batch)
+    return _step_at(setup, batch, setup.kv_tokens)
+
+
+def _step_at(setup: DecodeSetup, batch: int, kv_tokens: float) -> Step:
+    """A decode step whose sequences each read ``kv_tokens`` KV entries (a mean over steps may be fractional)."""
     hw = setup.hardware
+    parts = decode_phases(setup, batch, kv_tokens)
     weights = setup.weight_bytes_read(batch)
-    kv = batch * setup.kv_bytes_per_sequence
-    flops = batch * setup.flops_per_sequence
+    kv = parts[PHASES.index("attention")].bytes
+    flops = sum(p.flops for p in parts)
     memory_s = (weights + kv) / hw.bandwidth
     compute_s = flops / setup.peak
-    comm_s = setup.comm_bytes(batch) / setup.interconnect if setup.interconnect else 0.0
+    comm_s = setup.comm_s(batch)
     if comm_s > max(memory_s, compute_s):
         bound: Bound = "interconnect"
     else:
         bound = "compute" if compute_s >= memory_s else "bandwidth"
     needed = setup.memory_needed(batch)
-    capacity = hw.memory_bytes
+    capacity = setup.memory_capacity
     return Step(
         batch=batch,
         bound=bound,
-        step_s=max(memory_s, compute_s) + comm_s,
+        step_s=sum(p.time_s for p in parts) + comm_s,
         memory_s=memory_s,
         compute_s=compute_s,
         comm_s=comm_s,
@@ -258,6 +473,99 @@ def step(setup: DecodeSetup, batch: int) -> Step:
         flops=flops,
         memory_needed=needed,
         fits=None if capacity is None else needed <= capacity,
+        phases=parts,
+    )
+
+
+# ---- a request: prefill, then decode steps ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    """``batch`` requests of ``prompt`` tokens in and ``output`` tokens out, on one device of the group.
+
+    The prefill (compute-bound at any real prompt) gives the first token: ``ttft_s``. The other
+    output − 1 tokens are decode steps at context prompt + 1 … prompt + output − 1, whose mean
+    is ``step_mean_s`` (exact: every phase is linear in the KV entries read). ``tokens_per_s``
+    counts output tokens over the end-to-end time, as throughput benchmarks do;
+    ``decode_tokens_per_s`` is one sequence's rate over the decode steps only (1 / mean step).
+    """
+
+    batch: int
+    prompt: int
+    output: int
+    ttft_s: float
+    prefill: tuple[Phase, ...]
+    prefill_comm_s: float
+    step_mean_s: float | None
+    fits: bool | None
+
+    @property
+    def decode_steps(self) -> int:
+        return self.output - 1
+
+    @property
+    def e2e_s(self) -> float:
+        return self.ttft_s + self.decode_steps * (self.step_mean_s or 0.0)
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Output tokens per second of the whole group over the end-to-end time."""
+        return self.batch * self.output / self.e2e_s
+
+    @property
+    def decode_tokens_per_s(self) -> float | None:
+        """One sequence's tokens per second over the decode steps (None with a single output token)."""
+        return None if self.step_mean_s is None else 1 / self.step_mean_s
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "batch": self.batch,
+            "prompt": self.prompt,
+            "output": self.output,
+            "ttft_s": self.ttft_s,
+            "prefill_binding_phase": max(self.prefill, key=lambda p: p.time_s).name,
+            "prefill_phases": [p.as_dict() for p in self.prefill],
+            "prefill_comm_s": self.prefill_comm_s,
+            "decode_steps": self.decode_steps,
+            "step_mean_s": self.step_mean_s,
+            "e2e_s": self.e2e_s,
+            "tokens_per_s": self.tokens_per_s,
+            "decode_tokens_per_s": self.decode_tokens_per_s,
+            "fits": self.fits,
+        }
+
+
+def request(setup: DecodeSetup, batch: int, prompt: int, output: int) -> Request:
+    """The bound of ``batch`` requests of ``prompt`` tokens in, ``output`` out (the KV cache grows from prompt).
+
+    Prefill: every prompt token passes the layers (the experts they touch are read), only the last
+    one per sequence the output head; attention is causal (token t attends to min(t, window)
+    entries) and writes the prompt's KV once. Memory fit is checked at the setup's context.
+    """
+    for what, value in (("batch", batch), ("prompt", prompt), ("output", output)):
+        positive_int(what, value)
+    m = setup.model
+    tokens = batch * prompt
+    kv_written = tokens * setup.kv_bytes_per_token / setup.tp
+    pairs = batch * m.kv_tokens_sum(1, prompt)
+    prefill = phases(setup, tokens, batch, kv_written, pairs * 4 * m.layers * m.heads * m.head_dim / setup.tp)
+    prefill_comm = setup.comm_s(tokens)
+    steps = output - 1
+    mean = None
+    if steps:
+        mean_kv = m.kv_tokens_sum(prompt + 1, prompt + steps) / steps
+        mean = _step_at(setup, batch, mean_kv).step_s
+    capacity = setup.memory_capacity
+    return Request(
+        batch=batch,
+        prompt=prompt,
+        output=output,
+        ttft_s=sum(p.time_s for p in prefill) + prefill_comm,
+        prefill=prefill,
+        prefill_comm_s=prefill_comm,
+        step_mean_s=mean,
+        fits=None if capacity is None else setup.memory_needed(batch) <= capacity,
     )
 
 
@@ -341,7 +649,7 @@ def crossover(setup: DecodeSetup) -> Crossover:
 def max_batch_that_fits(setup: DecodeSetup) -> int | None:
     """The largest batch whose weights and KV cache fit each device (0: not even the weights); None if
     the hardware's memory is unknown."""
-    capacity = setup.hardware.memory_bytes
+    capacity = setup.memory_capacity
     if capacity is None:
         return None
     room = capacity - setup.weight_bytes_stored
@@ -365,7 +673,7 @@ def size_text(nbytes: float) -> str:
 
 def require_fits(setup: DecodeSetup, batches: list[int]) -> None:
     """BadInput, naming the largest batch that fits, when any of ``batches`` does not fit in memory."""
-    capacity = setup.hardware.memory_bytes
+    capacity = setup.memory_capacity
     if capacity is None:
         return
     too_big = [b for b in batches if setup.memory_needed(b) > capacity]
@@ -397,12 +705,13 @@ def require_fits(setup: DecodeSetup, batches: list[int]) -> None:
 
 @dataclass(frozen=True)
 class DecodeEstimate:
-    """Steps for several batches, the crossover, and the largest batch that fits."""
+    """Steps for several batches, the crossover, the largest batch that fits, and requests if asked for."""
 
     setup: DecodeSetup
     steps: tuple[Step, ...]
     crossover: Crossover
     max_batch: int | None
+    requests: tuple[Request, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         s, hw = self.setup, self.setup.hardware
@@ -413,6 +722,7 @@ class DecodeEstimate:
                 "bandwidth": hw.bandwidth,
                 "peak_flops": hw.peak(s.compute),
                 "memory_bytes": hw.memory_bytes,
+                "memory_reserved_bytes": hw.memory_reserved,
                 "source": hw.source,
             },
             "devices": s.tp,
@@ -426,22 +736,34 @@ class DecodeEstimate:
             "kv_bytes_per_sequence_per_device": s.kv_bytes_per_sequence,
             "weight_bytes_per_device": s.weight_bytes_stored,
             "interconnect_bandwidth": s.interconnect,
+            "allreduce_latency_s": s.allreduce_latency,
+            "allreduces_per_step": s.allreduces,
+            "memory_capacity_bytes": s.memory_capacity,
             "crossover": self.crossover.as_dict(),
             "max_batch_that_fits": self.max_batch,
             "steps": [st.as_dict() for st in self.steps],
+            "requests": [r.as_dict() for r in self.requests],
             "notes": list(s.notes),
         }
 
 
-def estimate(setup: DecodeSetup, batches: list[int]) -> DecodeEstimate:
-    """The decode roofline of ``setup`` at each batch (memory fit reported, not enforced)."""
+def estimate(
+    setup: DecodeSetup, batches: list[int], prompt: int | None = None, output: int | None = None
+) -> DecodeEstimate:
+    """The decode roofline of ``setup`` at each batch (memory fit reported, not enforced).
+
+    With ``prompt`` and ``output`` (both or neither) each batch is also a :class:`Request`.
+    """
     if not batches:
         raise BadInput("no batch sizes given")
+    if (prompt is None) != (output is None):
+        raise BadInput("prompt and output go together: give both or neither")
     return DecodeEstimate(
         setup=setup,
         steps=tuple(step(setup, b) for b in batches),
         crossover=crossover(setup),
         max_batch=max_batch_that_fits(setup),
+        requests=() if prompt is None else tuple(request(setup, b, prompt, output) for b in batches),
     )
 
 
@@ -449,7 +771,16 @@ __all__ = [
     "Crossover",
     "DecodeEstimate",
     "DecodeSetup",
+    "INTERCONNECTS",
+    "Interconnect",
+    "PHASES",
+    "Phase",
+    "Request",
     "Step",
+    "decode_phases",
+    "lookup_interconnect",
+    "phases",
+    "request",
     "compute_dtype_for",
     "crossover",
     "estimate",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 
 from ..errors import BadInput, positive
@@ -13,7 +15,9 @@ class Hardware:
 
     ``peak_flops`` maps a dtype name ("bf16", "fp32", ...) to dense FLOP/s;
     ``bandwidth`` is memory bandwidth in bytes/s; ``source`` says where the
-    figures come from (a datasheet, or "measured on <host>").
+    figures come from (a datasheet, or "measured on <host>"). ``memory_bytes`` is the
+    capacity the device has; ``memory_reserved`` the part of it the driver or firmware keeps
+    (ECC, firmware), so a program can use ``memory_bytes - memory_reserved`` at most.
     """
 
     name: str
@@ -22,6 +26,7 @@ class Hardware:
     source: str = ""
     memory_bytes: float | None = None
     notes: str = ""
+    memory_reserved: float = 0.0
     extra: dict[str, object] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -34,6 +39,18 @@ class Hardware:
             positive(f"{self.name}: peak {dtype} FLOP/s", flops)
         if self.memory_bytes is not None:
             positive(f"{self.name}: memory", self.memory_bytes)
+        reserved = self.memory_reserved
+        if isinstance(reserved, bool) or not isinstance(reserved, numbers.Real) or not 0 <= reserved < math.inf:
+            raise BadInput(f"{self.name}: reserved memory must be a finite number ≥ 0, got {reserved!r}")
+        if reserved and (self.memory_bytes is None or reserved >= self.memory_bytes):
+            raise BadInput(
+                f"{self.name}: reserved memory {reserved!r} B is not below the capacity {self.memory_bytes!r}"
+            )
+
+    @property
+    def usable_memory(self) -> float | None:
+        """Bytes a program can allocate: the capacity less what the driver reserves (None: unknown)."""
+        return None if self.memory_bytes is None else self.memory_bytes - self.memory_reserved
 
     def peak(self, dtype: str) -> float:
         """Dense peak FLOP/s for ``dtype``; BadInput naming the dtypes known if absent."""

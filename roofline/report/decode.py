@@ -41,36 +41,82 @@ def _batch(value: float) -> str:
     return f"{value:,.1f}"
 
 
+def _binary(nbytes: float) -> str:
+    """Bytes with a binary prefix, three significant figures: '80 GiB', '361 MiB' (capacities are binary)."""
+    for scale, prefix in ((2**40, "Ti"), (2**30, "Gi"), (2**20, "Mi"), (2**10, "Ki")):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {prefix}B"
+    return f"{nbytes:.3g} B"
+
+
+def _memory(est: DecodeEstimate) -> str:
+    s, hw = est.setup, est.setup.hardware
+    if not hw.memory_bytes:
+        return ", memory unknown"
+    if not s.reserved_bytes:
+        return f", {_binary(hw.memory_bytes)}"
+    usable, reserved = _binary(s.memory_capacity), _binary(s.reserved_bytes)
+    return f", {_binary(hw.memory_bytes)} ({usable} usable, {reserved} reserved)"
+
+
+def _allreduce(est: DecodeEstimate) -> str:
+    s = est.setup
+    if s.tp == 1 or (s.interconnect is None and s.allreduce_latency is None):
+        return ""
+    parts = [f"{s.allreduce_latency * 1e6:.3g} µs" if s.allreduce_latency is not None else "no latency"]
+    parts.append(f"bytes at {_rate(s.interconnect, 'B/s')}" if s.interconnect else "no bytes")
+    return f", all-reduce {' + '.join(parts)} × {s.allreduces} per step"
+
+
 def format_estimate(est: DecodeEstimate) -> list[str]:
-    """The estimate as lines of text: the setup, a table per batch, the crossover, the memory fit, notes."""
+    """The estimate as lines of text: the setup, a table per batch, requests, the crossover, the memory fit, notes."""
     s, hw, m, c = est.setup, est.setup.hardware, est.setup.model, est.crossover
     devices = f"{s.tp} × {hw.name}" if s.tp > 1 else hw.name
     params = f"{_count(m.params_total)} params"
     if m.params_active != m.params_total:
         params += f", {_count(m.params_active)} active"
-    memory = f", {size_text(hw.memory_bytes)}" if hw.memory_bytes else ", memory unknown"
+    memory = _memory(est)
     lines = [
         f"{m.name} ({params}) on {devices}, context {s.context}" + (f", tensor parallel {s.tp}" if s.tp > 1 else ""),
-        f"  weights  {s.dtype}, {s.bytes_per_weight:g} B/param: {size_text(m.params_total * s.bytes_per_weight)}"
+        f"  weights  {s.dtype}, {s.bytes_per_weight:.6g} B/param: {size_text(m.params_total * s.bytes_per_weight)}"
         + (f", {size_text(s.weight_bytes_stored)} per device" if s.tp > 1 else ""),
         f"  KV cache {s.kv_dtype}, {s.kv_bytes_per_token:,.0f} B per token: "
         f"{size_text(s.kv_bytes_per_token * s.kv_tokens)} per sequence"
         + (f", {size_text(s.kv_bytes_per_sequence)} per device" if s.tp > 1 else ""),
         f"  roofs    {_rate(s.peak, 'FLOP/s')} {s.compute}, {_rate(hw.bandwidth, 'B/s')}{memory}"
         + (" per device" if s.tp > 1 else "")
-        + (f", all-reduce {_rate(s.interconnect, 'B/s')}" if s.interconnect else ""),
+        + _allreduce(est),
         f"  source   {hw.source or 'not given'}",
         "",
-        f"{'batch':>6}  {'bound':<12} {'step ms':>9} {'tok/s/seq':>10} {'tok/s total':>12} "
-        f"{'weights':>8} {'KV':>6} {'GB/device':>10}  fits",
+        f"{'batch':>6}  {'bound':<12} {'step ms':>9} {'max() ms':>9}  {'binding phase':<21} {'tok/s/seq':>10} "
+        f"{'tok/s total':>12} {'weights':>8} {'KV':>6} {'GB/device':>10}  fits",
     ]
     for st in est.steps:
-        fits = {True: "yes", False: "NO", None: "?"}[st.fits]
+        fits = {True: "yes", False: "no", None: "?"}[st.fits]
+        binds = f"{st.binding_phase.name} ({st.binding_phase.bound})"
         lines.append(
-            f"{st.batch:>6}  {st.bound:<12} {st.step_s * 1e3:>9.4g} {st.tokens_per_s_per_sequence:>10,.1f} "
-            f"{st.tokens_per_s:>12,.1f} {st.weight_share:>8.1%} {st.kv_share:>6.1%} "
-            f"{st.memory_needed / 1e9:>10.1f}  {fits}"
+            f"{st.batch:>6}  {st.bound:<12} {st.step_s * 1e3:>9.4g} {st.whole_step_s * 1e3:>9.4g}  {binds:<21} "
+            f"{st.tokens_per_s_per_sequence:>10,.1f} {st.tokens_per_s:>12,.1f} {st.weight_share:>8.1%} "
+            f"{st.kv_share:>6.1%} {st.memory_needed / 1e9:>10.1f}  {fits}"
         )
+    if est.requests:
+        r0 = est.requests[0]
+        lines += [
+            "",
+            f"requests: prompt {r0.prompt}, output {r0.output} (first token from the prefill, "
+            f"{r0.decode_steps} decode steps at context {r0.prompt + 1}–{r0.prompt + r0.output - 1})",
+            f"{'batch':>6}  {'TTFT ms':>9}  {'prefill binds':<21} {'step ms':>9} {'e2e s':>9} {'tok/s out':>12} "
+            f"{'tok/s/seq':>10}  fits",
+        ]
+        for r in est.requests:
+            fits = {True: "yes", False: "no", None: "?"}[r.fits]
+            first = max(r.prefill, key=lambda p: p.time_s)
+            step_ms = "-" if r.step_mean_s is None else f"{r.step_mean_s * 1e3:.4g}"
+            per_seq = "-" if r.decode_tokens_per_s is None else f"{r.decode_tokens_per_s:,.1f}"
+            lines.append(
+                f"{r.batch:>6}  {r.ttft_s * 1e3:>9.4g}  {first.name + ' (' + first.bound + ')':<21} {step_ms:>9} "
+                f"{r.e2e_s:>9.4g} {r.tokens_per_s:>12,.1f} {per_seq:>10}  {fits}"
+            )
     never = f"at no batch at context {s.context}"
     cap = "compute caps" if c.limited_by == "compute" else "KV-cache reads cap"
     lines += [
@@ -82,5 +128,12 @@ def format_estimate(est: DecodeEstimate) -> list[str]:
         + f"; KV bytes equal weight bytes at batch {_batch(c.kv_equals_weights)}",
         "largest batch that fits: " + ("unknown (no memory size)" if est.max_batch is None else f"{est.max_batch}"),
     ]
+    too_big = [st.batch for st in est.steps if st.fits is False]
+    if too_big:
+        lines.append(
+            f"note: batch{'es' if len(too_big) > 1 else ''} {', '.join(map(str, too_big))} do"
+            f"{'' if len(too_big) > 1 else 'es'} not fit in {size_text(s.memory_capacity)} per device "
+            "(GB/device is what each needs); --require-fit refuses them"
+        )
     lines += [f"note: {n}" for n in s.notes]
     return lines

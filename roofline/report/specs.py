@@ -36,6 +36,7 @@ def device_specs(hw: Hardware) -> dict[str, object]:
         "aliases": hw.extra.get("aliases", []),
         "bandwidth": hw.bandwidth,
         "memory_bytes": hw.memory_bytes,
+        "memory_reserved_bytes": hw.memory_reserved,
         "notes": hw.notes,
         "figures": figures,
         "dtypes": dtypes,

@@ -8,6 +8,8 @@ against the benchmark inventory.
 #: (GB/s), params n and batch.
 DECODE_CLASSES = {"DRAM": "decode.DecodeDRAM", "cache-resident": "decode.DecodeCacheResident"}
 DECODE_TRACKS = {regime: f"{cls}.track_gflops" for regime, cls in DECODE_CLASSES.items()}
+#: The CUDA decode class: track_gflops, track_bandwidth, track_seconds; params backend, dtype, n, batch.
+CUDA_CLASS = "backends.CudaDecode"
 BANDWIDTH_CEILING = "ceilings.MemoryBandwidth.track_bandwidth_ceiling"  # GB/s, param kind
 PEAK_CEILING = "ceilings.GemmPeak.track_gemm_ceiling"  # GFLOP/s, param dtype
 OBSERVED_CROSSOVER = "crossover.Crossover.track_observed_crossover_batch"

@@ -9,6 +9,7 @@ API::
     res = read_results("results/")            # BadInput (exit 2) if missing or no machine in it
     res.warnings                              # list[str], one line each: files skipped, n/a values
     res.benchmarks                            # {name: Benchmark} from benchmarks.json ({} if absent)
+    res.benchmarks_problem                    # why benchmarks.json was not read, or None
     res.machines                              # {name: MachineResults}, sorted by name
     res.resolve_commit("1a2b", "alpha")       # hash prefix → full hash (BadInput if unknown/ambiguous)
 
@@ -87,6 +88,8 @@ class Benchmark:
     param_names: tuple[str, ...] = ()
     params: tuple[tuple[object, ...], ...] = ()
     version: str | None = None
+    #: the entry as benchmarks.json holds it (asv's repr strings), for tools that write one back
+    raw: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass
@@ -150,6 +153,8 @@ class Results:
     benchmarks: dict[str, Benchmark] = field(default_factory=dict)
     machines: dict[str, MachineResults] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: why benchmarks.json could not be used (missing, corrupt, other format), None when it was read
+    benchmarks_problem: str | None = None
 
     def resolve_commit(self, prefix: str, machine: str | None = None) -> str:
         """The full hash that ``prefix`` names among the results (of ``machine``, if given).
@@ -171,9 +176,10 @@ class Results:
         return hits[0]
 
 
-def _read_benchmarks(path: Path, warnings: list[str]) -> dict[str, Benchmark]:
-    file = path / "benchmarks.json"
+def _read_benchmarks(path: Path, res: Results) -> dict[str, Benchmark]:
+    file, warnings = path / "benchmarks.json", res.warnings
     if not file.exists():
+        res.benchmarks_problem = f"{file}: missing"
         warnings.append(f"{file}: missing; parameter names unknown and suite versions not checked")
         return {}
     data, problem = _load_json(file)
@@ -182,6 +188,7 @@ def _read_benchmarks(path: Path, warnings: list[str]) -> dict[str, Benchmark]:
     if problem is None and data.get("version") != BENCHMARKS_API_VERSION:
         problem = f"format version {data.get('version')!r}, expected {BENCHMARKS_API_VERSION}"
     if problem:
+        res.benchmarks_problem = f"{file}: {problem}"
         warnings.append(f"{file}: skipped: {problem}; parameter names unknown")
         return {}
     out = {}
@@ -196,6 +203,7 @@ def _read_benchmarks(path: Path, warnings: list[str]) -> dict[str, Benchmark]:
                 param_names=tuple(str(p) for p in b.get("param_names") or ()),
                 params=tuple(tuple(parse_param(v) for v in vals) for vals in b.get("params") or ()),
                 version=b.get("version"),
+                raw=b,
             )
         except TypeError:
             warnings.append(f"{file}: benchmark {name!r} is malformed; ignored")
@@ -299,7 +307,7 @@ def read_results(path: str | Path) -> Results:
     if not path.is_dir():
         raise BadInput(f"{path} is not a directory (give asv's results directory, e.g. .asv/results)")
     res = Results(path=path)
-    res.benchmarks = _read_benchmarks(path, res.warnings)
+    res.benchmarks = _read_benchmarks(path, res)
     try:
         folders: Iterable[Path] = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
     except OSError as exc:

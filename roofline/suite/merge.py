@@ -1,0 +1,463 @@
+"""``roofline merge SRC… DEST``: gather sharded asv results directories into one, safely.
+
+asv has no merge of sharded results (asv issue #1362): copying ``<machine>/`` folders by hand can
+overwrite a machine's history, or mix suites so that ``asv publish`` silently shows only part of
+them. :func:`merge` does it with these rules:
+
+- every SRC is an asv results directory, read with :func:`roofline.suite.results.read_results`, with a
+  readable ``benchmarks.json``;
+- the suites must be compatible: a benchmark named in several inputs (DEST included) has the same
+  type, unit, parameter names and version in all of them, or asv publish would drop one side's
+  results. Parameter *values* may differ (sizes come from environment variables, the CUDA grid
+  from the GPU): the merged ``benchmarks.json`` lists their union, axis by axis, and asv publish
+  matches each result to it value by value. ``update_suite`` lets the sources' definitions replace
+  DEST's where they differ (DEST's results of the older version then read as n/a, as after any
+  suite change in asv);
+- each ``<machine>/`` folder is copied: its ``machine.json`` and the result files the reader
+  accepted (a file it skipped is named in a warning and left out);
+- a conflict, one ``<machine>/`` file (the same machine, commit and environment) with different
+  bytes in two inputs, is refused unless ``force``: then the last SRC wins, and each DEST file it
+  replaces is kept in ``<DEST>.displaced-<UTC time>/``;
+- sources are only read. DEST is built in a temporary folder beside it, read back and checked,
+  then put in place with one rename (Linux ``renameat2(RENAME_EXCHANGE)``; elsewhere two renames):
+  a crash leaves DEST as it was. Everything already in DEST is kept. A lock file beside DEST
+  (``.<name>.merge-lock``) serialises merges that finish together, such as ReFrame jobs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import filecmp
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import BadInput
+from .results import BENCHMARKS_API_VERSION, Results, parse_param, read_results
+
+#: Keys of a benchmarks.json entry that must agree between inputs; ``params`` may widen.
+MUST_AGREE = ("type", "unit", "param_names", "version")
+BENCHMARKS_FILE = "benchmarks.json"
+MACHINE_FILE = "machine.json"
+
+
+@dataclass
+class MergePlan:
+    """What a merge does (or did): files, the merged suite, warnings. Paths of files are DEST-relative."""
+
+    dest: Path
+    sources: list[Path]
+    #: DEST-relative path → the source file it is copied from (new files, and replacements under force)
+    files: dict[str, Path] = field(default_factory=dict)
+    #: DEST files that a source replaces (force only); kept in :attr:`displaced_to`
+    displaced: list[str] = field(default_factory=list)
+    #: source files already in DEST byte for byte
+    unchanged: int = 0
+    benchmarks: dict[str, dict] = field(default_factory=dict)
+    benchmarks_changed: bool = False
+    #: benchmarks whose parameter values were widened to the union of the inputs'
+    widened: list[str] = field(default_factory=list)
+    #: benchmarks whose DEST definition the sources replaced (update_suite)
+    redefined: list[str] = field(default_factory=list)
+    #: machine → the commits the sources hold for it
+    machines: dict[str, set[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    written: bool = False
+    displaced_to: Path | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.files) or self.benchmarks_changed
+
+    def summary(self) -> list[str]:
+        """Lines for people: what was (or would be) merged."""
+        verb = "merged" if self.written or not self.changed else "would merge"
+        lines = [
+            f"{verb} {len(self.sources)} shard(s) into {self.dest}: {len(self.machines)} machine(s), "
+            f"{len(self.files)} new or replaced file(s), {self.unchanged} already there"
+        ]
+        for name, commits in sorted(self.machines.items()):
+            new = sum(1 for rel in self.files if rel.split("/", 1)[0] == name)
+            shown = ", ".join(sorted(c[:8] for c in commits))
+            lines.append(f"  {name}: {len(commits)} commit(s) ({shown}), {new} new or replaced file(s)")
+        suite = f"{BENCHMARKS_FILE}: {len(self.benchmarks)} benchmarks"
+        if self.widened:
+            suite += f"; parameter values widened to the union for {', '.join(sorted(self.widened))}"
+        if self.redefined:
+            suite += f"; definitions taken from the sources for {', '.join(sorted(self.redefined))}"
+        lines.append(suite if self.benchmarks_changed else f"{suite}, unchanged")
+        if self.displaced_to is not None:
+            lines.append(f"replaced DEST files kept in {self.displaced_to}")
+        if not self.changed:
+            lines.append("nothing new: DEST left untouched")
+        return lines
+
+
+# ---- checks ----------------------------------------------------------------------------------
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def check_paths(sources: Sequence[str | Path], dest: str | Path) -> tuple[list[Path], Path]:
+    """Sources that exist and are folders, DEST neither one of them nor inside or around one."""
+    if not sources:
+        raise BadInput("merge needs at least one SRC and a DEST (roofline merge SRC... DEST)")
+    dest_real = _real(Path(dest))
+    out: list[Path] = []
+    for src in map(Path, sources):
+        if not src.exists():
+            raise BadInput(f"shard {src} does not exist")
+        if not src.is_dir():
+            raise BadInput(f"shard {src} is not a directory (give asv results directories)")
+        real = _real(src)
+        if real == dest_real:
+            raise BadInput(f"DEST {dest} is the shard {src} itself")
+        if dest_real.is_relative_to(real):
+            raise BadInput(f"DEST {dest} is inside the shard {src}: merge never writes into a source")
+        if real.is_relative_to(dest_real):
+            raise BadInput(f"shard {src} is inside DEST {dest}: asv would read it as part of DEST")
+        if real not in map(_real, out):
+            out.append(src)
+    if dest_real.exists() and not dest_real.is_dir():
+        raise BadInput(f"DEST {dest} exists and is not a directory")
+    if not dest_real.parent.is_dir():
+        raise BadInput(f"DEST {dest}: folder {dest_real.parent} does not exist")
+    interrupted = sorted(dest_real.parent.glob(f".{dest_real.name}.previous-*"))
+    if interrupted and not dest_real.exists():
+        raise BadInput(f"an earlier merge was interrupted: {interrupted[0]} holds DEST; rename it to {dest} first")
+    return out, dest_real
+
+
+def _short(key: str, value: object) -> str:
+    return f"{value[:12]}…" if key == "version" and isinstance(value, str) and len(value) > 12 else repr(value)
+
+
+def _numeric(text: object) -> float | None:
+    value = parse_param(text)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def union_params(base: list[list[str]], other: list[list[str]], name: str) -> list[list[str]]:
+    """Axis by axis, ``base``'s values then ``other``'s new ones; a widened numeric axis is sorted."""
+    if not isinstance(base, list) or not isinstance(other, list) or len(base) != len(other):
+        raise BadInput(f"incompatible suites: {name} has parameter axes of different lengths in two shards")
+    out = []
+    for a, b in zip(base, other, strict=True):
+        if not isinstance(a, list) or not isinstance(b, list):
+            raise BadInput(f"{BENCHMARKS_FILE}: benchmark {name} has malformed params")
+        axis = list(a) + [v for v in b if v not in a]
+        if len(axis) > len(a) and all(_numeric(v) is not None for v in axis):
+            axis.sort(key=_numeric)
+        out.append(axis)
+    return out
+
+
+def merge_suites(
+    suites: Sequence[tuple[str, dict[str, dict], bool]], update_suite: bool = False
+) -> tuple[dict[str, dict], list[str], list[str]]:
+    """Union of benchmarks.json entries: ``(label, entries, is_dest)`` in order → (merged, widened, redefined).
+
+    BadInput when a benchmark's type, unit, parameter names or version differ, unless
+    ``update_suite`` and the earlier definition is DEST's: then the source's replaces it.
+    """
+    merged: dict[str, dict] = {}
+    origin: dict[str, tuple[str, bool]] = {}
+    widened: set[str] = set()
+    redefined: set[str] = set()
+    for label, entries, is_dest in suites:
+        for name, entry in entries.items():
+            entry = json.loads(json.dumps(entry))  # a copy: inputs are never changed
+            if name not in merged:
+                merged[name], origin[name] = entry, (label, is_dest)
+                continue
+            base = merged[name]
+            differ = [k for k in MUST_AGREE if base.get(k) != entry.get(k)]
+            if differ and update_suite and origin[name][1] and not is_dest:
+                merged[name], origin[name] = entry, (label, False)
+                redefined.add(name)
+                widened.discard(name)
+                continue
+            if differ:
+                key = differ[0]
+                hint = " (--update-suite takes the sources')" if origin[name][1] else ""
+                raise BadInput(
+                    f"incompatible suites: {name} has {key} {_short(key, base.get(key))} in {origin[name][0]} but "
+                    f"{_short(key, entry.get(key))} in {label}; asv publish would hide one side's results{hint}"
+                )
+            params = union_params(base.get("params") or [], entry.get("params") or [], name)
+            if params != (base.get("params") or []):
+                base["params"] = params
+                widened.add(name)
+    return merged, sorted(widened), sorted(redefined)
+
+
+def _skip_reason(res: Results, file: Path) -> str:
+    for line in res.warnings:
+        if line.startswith(f"{file}: skipped: "):
+            return line.removeprefix(f"{file}: skipped: ")
+    return "not an asv result file"
+
+
+def _source_files(src: Path, res: Results, plan: MergePlan) -> dict[str, Path]:
+    """DEST-relative path → file, for each machine folder of one source; warnings for what is left out."""
+    files: dict[str, Path] = {}
+    for name, machine in res.machines.items():
+        folder = src / name
+        if not machine.info:
+            raise BadInput(f"{folder / MACHINE_FILE} is missing or unreadable: asv publish would skip this machine")
+        accepted = {MACHINE_FILE} | {f for run in machine.runs.values() for f in run.files}
+        for path in sorted(folder.iterdir()):
+            if path.name.startswith("."):
+                continue
+            if path.name in accepted and path.is_file():
+                files[f"{name}/{path.name}"] = path
+            else:
+                what = "a folder" if path.is_dir() else _skip_reason(res, path)
+                plan.warnings.append(f"{path}: not copied ({what})")
+        plan.machines.setdefault(name, set()).update(machine.runs)
+    for path in sorted(src.iterdir()):
+        if path.is_dir() and not path.name.startswith(".") and path.name not in res.machines:
+            plan.warnings.append(f"{path}: not copied (no machine.json and no result file: not a machine folder)")
+    return files
+
+
+def _read_dest(dest: Path) -> Results | None:
+    """DEST's results, None for a new or empty DEST; BadInput for a folder that holds something else."""
+    if not dest.exists():
+        return None
+    try:
+        entries = [p for p in dest.iterdir() if not p.name.startswith(".")]
+    except OSError as exc:
+        raise BadInput(f"cannot list DEST {dest}: {exc.strerror or exc}") from None
+    if not entries:
+        return None
+    try:
+        res = read_results(dest)
+    except BadInput:
+        if [p.name for p in entries] == [BENCHMARKS_FILE]:
+            return None  # a suite and no results: nothing to keep but the file, which the union replaces
+        raise BadInput(f"DEST {dest} is not empty and holds no asv results: choose a new or empty folder") from None
+    if res.benchmarks_problem is not None and (dest / BENCHMARKS_FILE).exists():
+        raise BadInput(f"DEST's {res.benchmarks_problem}: fix or remove it first")
+    return res
+
+
+def plan_merge(
+    sources: Sequence[str | Path], dest: str | Path, force: bool = False, update_suite: bool = False
+) -> MergePlan:
+    """Read every input and decide what the merge writes; nothing is written. BadInput on any problem."""
+    srcs, dest_real = check_paths(sources, dest)
+    plan = MergePlan(dest=Path(dest), sources=srcs)
+    dest_res = _read_dest(dest_real)
+    suites: list[tuple[str, dict[str, dict], bool]] = []
+    if dest_res is not None and dest_res.benchmarks:
+        suites.append((f"DEST {dest}", {n: b.raw for n, b in dest_res.benchmarks.items()}, True))
+    chosen: dict[str, Path] = {}
+    came_from: dict[str, Path] = {}
+    conflicts: list[str] = []
+    for src in srcs:
+        res = read_results(src)
+        if res.benchmarks_problem is not None:
+            raise BadInput(f"shard {src}: {res.benchmarks_problem}; its suite cannot be checked (asv run writes it)")
+        if not res.benchmarks:
+            raise BadInput(f"shard {src}: {BENCHMARKS_FILE} lists no benchmark")
+        suites.append((f"shard {src}", {n: b.raw for n, b in res.benchmarks.items()}, False))
+        for rel, path in _source_files(src, res, plan).items():
+            if rel in chosen and not filecmp.cmp(chosen[rel], path, shallow=False):
+                if not force:
+                    conflicts.append(f"{rel} differs between shards {came_from[rel]} and {src}")
+                    continue
+                plan.warnings.append(f"{rel}: shards {came_from[rel]} and {src} differ; {src}'s taken (--force)")
+            if rel not in chosen or force:
+                chosen[rel], came_from[rel] = path, src
+    for rel, path in chosen.items():
+        existing = dest_real / rel
+        if not existing.exists():
+            plan.files[rel] = path
+        elif existing.is_file() and filecmp.cmp(existing, path, shallow=False):
+            plan.unchanged += 1
+        elif force:
+            plan.files[rel] = path
+            plan.displaced.append(rel)
+            plan.warnings.append(f"{rel}: DEST's copy replaced by {came_from[rel]}'s (--force); the old one is kept")
+        else:
+            conflicts.append(f"{rel} in {came_from[rel]} differs from DEST's")
+    if conflicts:
+        more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
+        what = (
+            "two different machines under one name"
+            if conflicts[0].split(" ", 1)[0].endswith(f"/{MACHINE_FILE}")
+            else "the same machine, commit and environment with different results"
+        )
+        raise BadInput(
+            f"conflict: {conflicts[0]}{more}: {what}; "
+            "nothing written (--force takes the last shard's and keeps DEST's in a displaced folder)"
+        )
+    plan.benchmarks, plan.widened, plan.redefined = merge_suites(suites, update_suite)
+    dest_suite = {n: b.raw for n, b in dest_res.benchmarks.items()} if dest_res is not None else {}
+    plan.benchmarks_changed = plan.benchmarks != dest_suite
+    if dest_res is not None and not dest_res.benchmarks and dest_res.machines:
+        plan.warnings.append(f"DEST {dest} had no {BENCHMARKS_FILE}; the shards' is written")
+    return plan
+
+
+# ---- writing ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _locked(dest: Path) -> Iterator[None]:
+    """An exclusive lock on ``.<DEST>.merge-lock`` beside DEST (fcntl where there is one)."""
+    lock = dest.parent / f".{dest.name}.merge-lock"
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise BadInput(f"DEST {dest}: cannot write in {dest.parent} ({exc.strerror or exc})") from None
+    try:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover (Windows)
+            fcntl = None
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where that is unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _sync_tree(root: Path) -> None:
+    for folder, _, names in os.walk(root):
+        for name in names:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+def _verify(tmp: Path, dest: Path, plan: MergePlan, before: set[str]) -> None:
+    """The built folder holds every planned file byte for byte, every earlier DEST file, and reads back."""
+    for rel, src in plan.files.items():
+        if not filecmp.cmp(tmp / rel, src, shallow=False):
+            raise OSError(errno.EIO, f"{rel} differs from its source after copying")
+    for rel in before:
+        if rel not in plan.files and rel != BENCHMARKS_FILE and not filecmp.cmp(tmp / rel, dest / rel, shallow=False):
+            raise OSError(errno.EIO, f"DEST's {rel} changed while copying")
+    merged = read_results(tmp)
+    if merged.benchmarks_problem is not None:
+        raise OSError(errno.EIO, merged.benchmarks_problem)
+    for name, commits in plan.machines.items():
+        missing = commits - set(merged.machines[name].runs) if name in merged.machines else commits
+        if missing:
+            raise OSError(errno.EIO, f"machine {name} lacks commit(s) {', '.join(sorted(missing))} after merging")
+
+
+def _displace(plan: MergePlan, dest: Path) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = dest.parent / f"{dest.name}.displaced-{stamp}"
+    n = 1
+    while target.exists():
+        n += 1
+        target = dest.parent / f"{dest.name}.displaced-{stamp}-{n}"
+    for rel in plan.displaced:
+        (target / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(dest / rel, target / rel)
+    return target
+
+
+def _build_and_swap(plan: MergePlan, dest: Path) -> None:
+    before = {str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()} if dest.exists() else set()
+    mode = (dest.stat().st_mode & 0o7777) if dest.exists() else None
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.merging-", dir=dest.parent))
+    try:
+        if dest.exists():
+            shutil.copytree(dest, tmp, symlinks=True, dirs_exist_ok=True)
+        for rel, src in plan.files.items():
+            target = tmp / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.exists():
+                target.unlink()
+            shutil.copy2(src, target)
+        if plan.benchmarks_changed:
+            text = json.dumps({**plan.benchmarks, "version": BENCHMARKS_API_VERSION}, indent=4, sort_keys=True)
+            (tmp / BENCHMARKS_FILE).unlink(missing_ok=True)
+            (tmp / BENCHMARKS_FILE).write_text(text, encoding="utf-8")
+        _verify(tmp, dest, plan, before)
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o777 & ~umask
+        os.chmod(tmp, mode)
+        _sync_tree(tmp)
+        if plan.displaced:
+            plan.displaced_to = _displace(plan, dest)
+        if not dest.exists():
+            os.rename(tmp, dest)
+        elif _exchange(tmp, dest):
+            shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the old DEST
+        else:
+            previous = dest.parent / f".{dest.name}.previous-{os.getpid()}"
+            os.rename(dest, previous)
+            os.rename(tmp, dest)
+            shutil.rmtree(previous, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def merge(
+    sources: Sequence[str | Path],
+    dest: str | Path,
+    force: bool = False,
+    update_suite: bool = False,
+    dry_run: bool = False,
+) -> MergePlan:
+    """Merge ``sources`` into ``dest`` (see the module docstring); returns the plan, ``written`` when done.
+
+    BadInput (nothing written) on a missing shard, incompatible suites, a conflict without
+    ``force``, or a DEST that cannot be written.
+    """
+    plan = plan_merge(sources, dest, force, update_suite)  # bad input stops here, before any file is made
+    if dry_run:
+        return plan
+    _, dest_real = check_paths(sources, dest)
+    with _locked(dest_real):
+        plan = plan_merge(sources, dest, force, update_suite)  # under the lock: DEST as it is now
+        if plan.changed:
+            try:
+                _build_and_swap(plan, dest_real)
+            except OSError as exc:
+                where = f" ({exc.filename})" if exc.filename else ""
+                raise BadInput(f"cannot write DEST {dest}: {exc.strerror or exc}{where}; DEST left as it was") from None
+            plan.written = True
+    return plan
