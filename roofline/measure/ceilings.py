@@ -51,7 +51,8 @@ def _rate_ci(work: float, times: list[float]) -> MedianCI:
 @dataclass(frozen=True)
 class Bandwidth:
     """STREAM-style bandwidth in bytes/s over ``runs`` timed passes: the median (the ceiling), its
-    confidence interval [``low``, ``high``], and the best pass kept for reference."""
+    confidence interval [``low``, ``high``], and the best pass kept for reference. ``spread`` is
+    ``high / low``: robust to the few passes a neighbour slowed (max/min is not)."""
 
     kind: str
     best: float
@@ -70,7 +71,8 @@ class Bandwidth:
 
 @dataclass(frozen=True)
 class GemmPeak:
-    """Square-GEMM rate in FLOP/s through numpy's BLAS: the median (the ceiling), its interval, the best."""
+    """Square-GEMM rate in FLOP/s through numpy's BLAS: the median (the ceiling), its interval, the best;
+    ``spread`` is the interval's ``high / low``."""
 
     dtype: str
     n: int
@@ -178,7 +180,7 @@ def stream_bandwidth(
                 kind=kind,
                 best=moved / min(times),
                 median=ci.median,
-                spread=max(times) / min(times),
+                spread=ci.high / ci.low,
                 array_bytes=n * 8,
                 threads=threads,
                 runs=runs,
@@ -226,7 +228,7 @@ def gemm_peak(dtype: str = "float32", n: int | None = None, runs: int = GEMM_RUN
         n=n,
         best=flops / min(times),
         median=ci.median,
-        spread=max(times) / min(times),
+        spread=ci.high / ci.low,
         blas=blas_summary(),
         blas_threads=blas_threads(),
         runs=runs,

@@ -104,9 +104,10 @@ UNKNOWN_CACHE = "LLC"
 
 @dataclass(frozen=True)
 class Roofs:
-    """Measured ceilings: best bandwidth per STREAM kernel (B/s), best GEMM rate per numpy dtype (FLOP/s).
+    """Measured ceilings: bandwidth per STREAM kernel (B/s) and GEMM rate per numpy dtype (FLOP/s), each
+    the median of its passes (asv results recorded before that hold the best pass).
 
-    ``spreads``: slowest ÷ fastest timed pass per kernel, where it was measured (live, not from asv).
+    ``spreads``: the median's confidence interval, high ÷ low, per kernel, where it was measured live.
     """
 
     bandwidth: Mapping[str, float]
@@ -116,14 +117,14 @@ class Roofs:
     @classmethod
     def of(cls, c: Ceilings) -> Roofs:
         return cls(
-            bandwidth={k: v.best for k, v in c.bandwidth.items() if v.best},
-            peaks={d: v.best for d, v in c.peaks.items() if v.best},
+            bandwidth={k: v.median for k, v in c.bandwidth.items() if v.median},
+            peaks={d: v.median for d, v in c.peaks.items() if v.median},
             spreads={k: v.spread for k, v in c.bandwidth.items()},
         )
 
     @property
     def roof(self) -> float | None:
-        """The bandwidth roof: the best rate of :data:`~roofline.measure.ceilings.CEILING_KERNEL`."""
+        """The bandwidth roof: the rate of :data:`~roofline.measure.ceilings.CEILING_KERNEL`."""
         return self.bandwidth.get(CEILING_KERNEL)
 
     def as_dict(self) -> dict[str, object]:

@@ -80,17 +80,17 @@ def decode_roofline_fraction(step: DecodeStep, ceilings: Ceilings) -> float:
 
 
 def bandwidth_gbps(kind: str) -> float:
-    """Best STREAM-style bandwidth of one kernel, GB/s (the roof is ``add``)."""
+    """STREAM-style bandwidth of one kernel, GB/s: the median of its passes (the roof is ``add``)."""
     bw = stream_bandwidth(kinds=(kind,))[kind]
     _warn(guards.noisy(bw.spread, f"{kind} bandwidth"))
-    return float(bw.best / 1e9)
+    return float(bw.median / 1e9)
 
 
 def gemm_gflops(dtype: str) -> float:
-    """Best square-GEMM rate, GFLOP/s."""
+    """Square-GEMM rate, GFLOP/s: the median of its timed GEMMs."""
     peak = gemm_peak(dtype)
     _warn(guards.blas_threads_below_cores(peak.blas_threads, cpu_count()))
-    return float(peak.best / 1e9)
+    return float(peak.median / 1e9)
 
 
 def observed_crossover(n: int | None = None) -> float:
