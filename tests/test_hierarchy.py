@@ -185,3 +185,40 @@ def test_likwid_output_kernels_and_sizes():
     assert list(sizes) == ["L1", "L2", "L3", DRAM]
     assert sizes["L1"] == 32 * KIB and sizes[DRAM] == 32 * MIB
     assert 64 * KIB < sizes["L2"] < MIB and MIB < sizes["L3"] < 8 * MIB
+
+
+def test_a_report_from_asv_results_holds_each_point_to_its_recorded_level(tmp_path):
+    from roofline.report.from_results import report_from_results
+
+    from . import asv_fixtures as fx
+
+    levels = [["'L1'", "'L2'", "'L3'", "'DRAM'"]]
+    dtypes = [["'bf16'", "'fp16'", "'int8'"]]
+    cache = [["1024"], ["1", "8"]]
+    suite = {
+        **fx.SUITE,
+        "ceilings.CacheBandwidth.track_bandwidth": ("track", "GB/s", ["level"], levels, "v-lb"),
+        "ceilings.CacheBandwidth.track_capacity": ("track", "bytes", ["level"], levels, "v-lc"),
+        "ceilings.ComputePeak.track_peak": ("track", "GFLOP/s", ["dtype"], dtypes, "v-cp"),
+        "decode.DecodeCacheResident.track_gflops": ("track", "GFLOP/s", ["n", "batch"], cache, "v-cg"),
+    }
+    fx.write_benchmarks(tmp_path, suite)
+    fx.write_machine(tmp_path, "box")
+    values = {
+        **fx.full_values(),
+        "ceilings.CacheBandwidth.track_bandwidth": [300.0, 150.0, 90.0, 25.0],
+        "ceilings.CacheBandwidth.track_capacity": [64.0 * KIB, 1.0 * MIB, 8.0 * MIB, 16.0 * 2**30],
+        "ceilings.ComputePeak.track_peak": [600.0, None, None],  # skipped dtypes are null
+        "decode.DecodeCacheResident.track_gflops": [40.0, 200.0],
+    }
+    fx.write_run(tmp_path, "box", "c" * 40, values, suite=suite)
+    rep = report_from_results(tmp_path)
+    j = rep.as_dict()
+    assert [(r["level"], r["gbps"]) for r in j["roofs"]] == [("L1", 300.0), ("L2", 150.0), ("L3", 90.0), (DRAM, 25.0)]
+    # bf16 from ComputePeak, fp32 and fp64 from GemmPeak (full_values: 300 and 150), measured once per run
+    compute = {(c["dtype"], c["gflops"]) for c in j["compute_roofs"]}
+    assert compute == {("bf16", 600.0), ("fp32", 300.0), ("fp64", 150.0)}
+    row = j["cache_resident"][0]  # n=1024 fp32, 4.2 MB: L3 at 90 GB/s; 40 GFLOP/s of 45 attainable
+    assert row["roof"] == "L3" and row["roof_fraction"] == pytest.approx(40 / (90 * row["intensity"]))
+    assert row["measurement_error"] is False
+    assert "roof: L3" in render_text(rep) and "L1       300.0" in render_text(rep)

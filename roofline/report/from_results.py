@@ -10,8 +10,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import BadInput
+from ..measure.compute import COMPUTE_DTYPES
 from ..model.catalogue import match_host
-from ..suite.names import BANDWIDTH_CEILING, DECODE_CLASSES, OBSERVED_CROSSOVER, OVERHEAD, PEAK_CEILING
+from ..model.hierarchy import DRAM, ComputeRoof, Hierarchy, LevelRoof
+from ..suite.names import (
+    BANDWIDTH_CEILING,
+    COMPUTE_PEAK,
+    DECODE_CLASSES,
+    LEVEL_BANDWIDTH,
+    LEVEL_BYTES,
+    OBSERVED_CROSSOVER,
+    OVERHEAD,
+    PEAK_CEILING,
+)
 from ..suite.results import Results, Run, read_results
 from .cpu import Point, Report, Roofs, build_report
 
@@ -38,6 +49,28 @@ def _decode_points(run: Run, cls: str, regime: str) -> tuple[Point, ...]:
         seconds = 2.0 * n * n * batch / (gflops * 1e9) if gflops else None
         points.append(Point(n, batch, regime, seconds, gflops, gbps))
     return tuple(points)
+
+
+def _rank(level: str) -> tuple[int, str]:
+    return (1, "") if level == DRAM else (0, level)
+
+
+def hierarchy_from_run(run: Run) -> Hierarchy | None:
+    """The level and compute roofs a run recorded (``ceilings.CacheBandwidth``, ``ceilings.ComputePeak``);
+    None where it recorded neither (results older than them)."""
+    gbps = {p["level"]: float(v) for p, v in run.points(LEVEL_BANDWIDTH) if v and "level" in p}
+    size = {p["level"]: int(v) for p, v in run.points(LEVEL_BYTES) if v and "level" in p}
+    peaks = {p["dtype"]: float(v) for p, v in run.points(COMPUTE_PEAK) if v and "dtype" in p}
+    if not gbps and not peaks:
+        return None
+    ordered = sorted(gbps, key=_rank)
+    levels = tuple(LevelRoof(lv, size.get(lv), gbps[lv], "load (asv ceilings.CacheBandwidth)") for lv in ordered)
+    caches = tuple((lv, size[lv]) for lv in ordered if lv != DRAM and lv in size)
+    compute = tuple(
+        ComputeRoof(d, peaks[d], "asv ceilings.ComputePeak")
+        for d in sorted(peaks, key=lambda d: COMPUTE_DTYPES.index(d) if d in COMPUTE_DTYPES else 99)
+    )
+    return Hierarchy(levels, compute, caches)
 
 
 def facts_from_machine(info: dict[str, object], name: str) -> dict[str, object]:
@@ -79,4 +112,5 @@ def report_from_results(results: str | Path, machine: str | None = None, commit:
         source=f"asv results {res.path}, machine {name}, commit {full[:8]}",
         datasheet=match_host(m.info),
         warnings=tuple(res.warnings),
+        hierarchy=hierarchy_from_run(run),
     )
