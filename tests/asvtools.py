@@ -67,7 +67,7 @@ def asv_env(repo: Path, home: Path, cache: Path, **extra: str) -> dict[str, str]
     return env
 
 
-def asv(repo: Path, env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+def asv(repo: Path, env: dict[str, str], *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
     return subprocess.run(
         [*ASV, *args], cwd=repo, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
     )

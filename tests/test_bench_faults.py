@@ -25,7 +25,7 @@ def project(tmp_path):
     return repo, env
 
 
-def bench(repo, env, *extra, timeout=300):
+def bench(repo, env, *extra, timeout=900):
     return subprocess.run(
         [*BENCH, *extra], cwd=repo, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
     )

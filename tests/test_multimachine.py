@@ -61,7 +61,7 @@ pytestmark = pytest.mark.slow
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess:
-    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
     if check and out.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} exited {out.returncode}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
     return out
