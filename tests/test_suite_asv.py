@@ -43,8 +43,8 @@ def test_asv_run_exits_0_and_records_every_combination(ran):
         combos = list(itertools.product(*params)) if params else [()]
         assert len(values) == len(combos), name
         for combo, v in zip(combos, values, strict=True):
-            if name == "ceilings.ComputePeak.track_peak" and v is None:
-                continue  # a torch dtype this CPU has no instructions for: skipped with the reason
+            if name == "ceilings.ComputePeak.track_peak" and (v is None or math.isnan(v)):
+                continue  # a torch dtype this CPU (or asv's env) cannot run: skipped, which asv records as NaN
             assert v is not None and math.isfinite(v) and v > 0, (name, combo, v)
             if ".track_" in name:
                 assert isinstance(v, float)
