@@ -7,6 +7,8 @@ HTML := .asv/html
 # The name results are filed under (results/<MACHINE>/); default: the host name, as asv's.
 MACHINE ?=
 MACHINE_FLAG := $(if $(MACHINE),--machine $(MACHINE))
+# ALLOW_BUSY=1: measure even on a busy machine (the run is flagged in the report and the results).
+BUSY_FLAG := $(if $(ALLOW_BUSY),--allow-busy)
 
 # make fleet: this machine's two ReFrame partitions, merged, published, compared (docs/fleet.md);
 # FLEET_ARGS="--bench ''" runs the whole suite, "-- -S results_dir=..." passes options to ReFrame.
@@ -31,7 +33,7 @@ $(VENV)/.fleet-installed: setup.cfg pyproject.toml | $(BIN)/python
 	touch $@
 
 bench: $(VENV)/.bench-installed
-	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG)
+	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG)
 
 fleet: $(VENV)/.fleet-installed
 	$(BIN)/python fleet/run.py --out $(FLEET_OUT) $(FLEET_ARGS)

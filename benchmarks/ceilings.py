@@ -1,32 +1,34 @@
-"""This machine's ceilings, measured in each benchmark's own process."""
+"""This machine's ceilings, measured once per run: every derived figure of the run divides by these."""
 
-from roofline.suite import harness as suite
-
-from .common import Benchmark
+from .common import Benchmark, Measured, suite
 
 
-class MemoryBandwidth(Benchmark):
+class MemoryBandwidth(Measured):
     """STREAM-style bandwidth on all cores over arrays ≥ 4× the LLC; ``add`` is the roof."""
 
     params = (["copy", "add", "triad"],)
     param_names = ("kind",)
-    timeout = 300
 
-    def track_bandwidth_ceiling(self, kind):
-        return suite.bandwidth_gbps(kind)
+    def setup(self, run, kind):
+        suite.require(run)
+
+    def track_bandwidth_ceiling(self, run, kind):
+        return suite.bandwidth_gbps(run, kind)
 
     track_bandwidth_ceiling.unit = "GB/s"
 
 
-class GemmPeak(Benchmark):
+class GemmPeak(Measured):
     """Square-GEMM rate through numpy's BLAS, the kernels' own BLAS."""
 
     params = (["float32", "float64"],)
     param_names = ("dtype",)
-    timeout = 300
 
-    def track_gemm_ceiling(self, dtype):
-        return suite.gemm_gflops(dtype)
+    def setup(self, run, dtype):
+        suite.require(run)
+
+    def track_gemm_ceiling(self, run, dtype):
+        return suite.gemm_gflops(run, dtype)
 
     track_gemm_ceiling.unit = "GFLOP/s"
 

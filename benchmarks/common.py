@@ -1,20 +1,86 @@
-"""What every roofline benchmark shares: one base class (scipy's and xarray's pattern).
+"""What every roofline benchmark shares: the fixed grid, one base class, and the guarded package.
 
-asv files history under a benchmark's name, parameters and code (its version hash), so the classes
-keep all three: their bodies still call the harness by the names they always used (``suite``,
-``suite_backends``), which are part of that code. tests/golden/benchmarks.json holds them.
+**The grid** is fixed here, in code: asv files history under each benchmark's name, parameters
+and code (its version hash), so benchmarks.json must never change with the environment. The
+``ROOFLINE_*`` variables choose which combinations run (:mod:`roofline.suite.params`); asv records
+the others as skipped (NaN). ``roofline bench`` (``make bench``) reads this literal without
+importing it, to check the variables and to run only the chosen combinations.
+
+**The package under test** may be any commit's: asv builds the commit but takes benchmarks/ from
+the working tree. Its modules are imported guarded (numpy's and scipy's way): a module or function
+the commit lacks raises ``NotImplementedError`` where a benchmark reaches for it, and asv records
+the benchmark as skipped, never failed. So every commit of the history can be benchmarked.
 """
+
+import importlib
+
+#: The suite's parameter grid. Each variable chooses among its values; their defaults are what ran
+#: before the grid was fixed (roofline.suite.params), so the recorded history keeps its graphs.
+GRID = {
+    "ROOFLINE_N": (256, 1024, 2048, 8192),
+    "ROOFLINE_CACHE_N": (256, 1024, 2048),
+    "ROOFLINE_BATCH": (1, 8, 64, 512),
+    "ROOFLINE_BACKEND_N": (256, 2048),
+    "ROOFLINE_BACKEND_BATCH": (1, 64),
+    "ROOFLINE_GPU_N": (8192, 16384),
+    "ROOFLINE_GPU_BATCH": (1, 8, 64, 128, 192, 256, 512, 4096),
+    "ROOFLINE_GPU_DTYPES": ("fp32", "tf32", "bf16", "fp16", "fp8"),
+}
+
+
+class _Guarded:
+    """A module of the package under test, or its absence: what this commit lacks raises NotImplementedError."""
+
+    def __init__(self, name):
+        self._name = name
+        try:
+            self._module, self._why = importlib.import_module(name), None
+        except Exception as exc:  # an older (or broken) commit's package: its benchmarks skip
+            self._module, self._why = None, f"roofline at this commit has no {name} ({type(exc).__name__}: {exc})"
+
+    def __getattr__(self, attr):
+        if self._module is None:
+            raise NotImplementedError(self._why)
+        try:
+            return getattr(self._module, attr)
+        except AttributeError:
+            raise NotImplementedError(f"roofline at this commit has no {self._name}.{attr}") from None
+
+
+#: What the benchmarks call (roofline.suite.harness), guarded.
+suite = _Guarded("roofline.suite.harness")
+
+
+def measured(function, *args):
+    """What a ``setup_cache`` returns: the harness's measurement, or the reason it cannot be made at
+    this commit (a string: every benchmark reading it is then skipped, where raising would fail them)."""
+    try:
+        return getattr(suite, function)(*args)
+    except NotImplementedError as exc:
+        return str(exc)
 
 
 class Benchmark:
     """asv's settings for the suite.
 
-    A generous timeout (the DRAM pools are large); for the ``time_`` twins one round in one
-    process, where asv calibrates calls per sample and takes 3 to 10 samples within 10 s after a
-    short warm-up (``track_`` benchmarks time themselves and ignore these).
+    A generous timeout (the DRAM pools are large). The ``time_`` twins take 10 to 20 samples
+    within 10 s after a short warm-up, each of the back-to-back calls their setup asks for
+    (``number``, from the run's own measurement of the same step); ``track_`` benchmarks read the
+    run's measurement and ignore these.
     """
 
     timeout = 600
     rounds = 1
-    repeat = (3, 10, 10.0)
+    repeat = (10, 20, 10.0)
     warmup_time = 0.05
+
+
+class Measured(Benchmark):
+    """Benchmarks that read this run's one measurement (roofline.suite.run): ceilings once, each
+    decode point once, the sweep, and how quiet the machine was. The setup_cache below is the same
+    function in every subclass, so asv keys them alike and measures once per run for all of them."""
+
+    def setup_cache(self):
+        return measured("measure_run", GRID)
+
+    setup_cache.timeout = 3600

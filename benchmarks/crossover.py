@@ -1,19 +1,20 @@
-"""The crossover batch: observed (knee of a batch sweep) and predicted (measured ceilings)."""
+"""The crossover batch: observed (knee of a batch sweep) and predicted (this run's ceilings)."""
 
-from roofline.suite import harness as suite
-
-from .common import Benchmark
+from .common import Measured, suite
 
 
-class Crossover(Benchmark):
+class Crossover(Measured):
     """Where decode turns compute-bound on this machine, float32 weights."""
 
-    def track_observed_crossover_batch(self):
-        return suite.observed_crossover()
+    def setup(self, run):
+        suite.require(run)
+
+    def track_observed_crossover_batch(self, run):
+        return suite.observed_crossover(run)
 
     track_observed_crossover_batch.unit = "batch"
 
-    def track_predicted_crossover_batch(self):
-        return suite.predicted_crossover()
+    def track_predicted_crossover_batch(self, run):
+        return suite.predicted_crossover(run)
 
     track_predicted_crossover_batch.unit = "batch"

@@ -1,60 +1,57 @@
 """Decode-step benchmarks: y = W·X over n × batch, in DRAM and cache-resident regimes.
 
-Thin by design: parameters here, everything else in :mod:`roofline.suite.harness`. Each track measures
-in its own process (warm-up, then the median of timed samples); the ``time_`` twin lets asv's
-own regression view, which reads lower as better, watch the same kernel.
+Thin by design: parameters here, everything else in :mod:`roofline.suite.harness`. Every point is
+measured once per run (roofline.suite.run, asv's setup_cache): its GFLOP/s, GB/s and roofline
+fraction come from that one timing. The ``time_`` twin lets asv's own regression view, which reads
+lower as better, time the same step back to back in its own process, with asv's own samples.
 """
 
-from roofline.suite import harness as suite
-from roofline.suite import params
-
-from .common import Benchmark
+from .common import GRID, Measured, suite
 
 
-class DecodeDRAM(Benchmark):
+class DecodeDRAM(Measured):
     """Weights rotated through a pool of ≥ 4× the last-level cache: every call reads DRAM."""
 
-    params = (list(params.sizes()), list(params.batches()))
+    params = (list(GRID["ROOFLINE_N"]), list(GRID["ROOFLINE_BATCH"]))
     param_names = ("n", "batch")
     regime = "dram"
 
-    def setup(self, n, batch):
-        self.step = suite.decode_setup(n, batch, self.regime)
+    def setup(self, run, n, batch):
+        self.point = suite.decode_point(run, self.regime, n, batch)
+        self.step = suite.decode_twin(self.point)
+        self.number = self.point.calls_per_sample
 
-    def track_gflops(self, n, batch):
-        return suite.decode_gflops(self.step)
+    def track_gflops(self, run, n, batch):
+        return self.point.gflops
 
     track_gflops.unit = "GFLOP/s"
 
-    def track_bandwidth(self, n, batch):
-        return suite.decode_gbps(self.step)
+    def track_bandwidth(self, run, n, batch):
+        return self.point.gbps
 
     track_bandwidth.unit = "GB/s"
 
-    def time_decode_step(self, n, batch):
+    def time_decode_step(self, run, n, batch):
         self.step()
 
 
 class DecodeCacheResident(DecodeDRAM):
     """CACHE-RESIDENT: one weight matrix, as in the lab. Not a DRAM figure; skipped when it won't fit."""
 
-    params = (list(params.cache_sizes()), list(params.batches()))
+    params = (list(GRID["ROOFLINE_CACHE_N"]), list(GRID["ROOFLINE_BATCH"]))
     regime = "cache"
 
 
-class DecodeRooflineFraction(Benchmark):
-    """Fraction of the attainable roofline reached in the DRAM regime, against ceilings measured this run."""
+class DecodeRooflineFraction(Measured):
+    """Fraction of the attainable roofline reached in the DRAM regime, against the ceilings of this run."""
 
     params = DecodeDRAM.params
     param_names = DecodeDRAM.param_names
 
-    def setup_cache(self):
-        return suite.suite_ceilings()
+    def setup(self, run, n, batch):
+        self.point = suite.decode_point(run, "dram", n, batch)
 
-    def setup(self, ceilings, n, batch):
-        self.step = suite.decode_setup(n, batch, "dram")
-
-    def track_roofline_fraction(self, ceilings, n, batch):
-        return suite.decode_roofline_fraction(self.step, ceilings)
+    def track_roofline_fraction(self, run, n, batch):
+        return suite.roofline_fraction(self.point)
 
     track_roofline_fraction.unit = "fraction of roof"

@@ -67,6 +67,8 @@ class RooflineSuite(rfm.RunOnlyRegressionTest):
     #: on a conflict (this machine and commit already recorded with other figures: a re-run) take the
     #: job's results; the recorded ones are kept in <results_dir>.displaced-<time>/
     force = variable(bool, value=False)
+    #: measure even when other processes take the CPUs (roofline bench --allow-busy: the run is flagged)
+    allow_busy = variable(bool, value=False)
 
     @run_after("init")
     def load_references(self):
@@ -89,6 +91,8 @@ class RooflineSuite(rfm.RunOnlyRegressionTest):
         self.executable = str(extras.get("roofline_python", sys.executable))
         self.executable_opts = ["-m", "roofline", "bench", "--python-same", "--machine", self.machine]
         self.executable_opts += ["--results", "results", "--html", "html"]
+        if self.allow_busy:
+            self.executable_opts.append("--allow-busy")
         regex = fleet.bench_regex(self.bench or None, self.gpu)
         if regex:
             self.executable_opts += ["--bench", shlex.quote(regex)]

@@ -8,6 +8,13 @@ after everything else has still been published and reported, so no result that r
 SIGINT or SIGTERM at any stage stops the run within a few seconds (see
 :mod:`roofline.interrupt`): asv and its benchmarks are stopped, any earlier result file asv
 left unreadable is restored, the results kept are named, and the exit status is 130 or 143.
+
+A busy machine measures its neighbours, not itself. Before anything is measured the cores are
+watched for a second and a half (:func:`roofline.measure.contention.sample_cpu`); a machine where
+others take more than 10 % of the CPU time stops the run with one line naming that share and exit
+status 3 (:data:`EXIT_BUSY`), unless ``allow_busy``. The whole asv run is watched the same way and
+the run's own record of its conditions is read back: a run measured under contention says so in
+the report's first line and exits 3 too, after everything was recorded, published and reported.
 """
 
 from __future__ import annotations
@@ -23,6 +30,12 @@ from .errors import BadInput, Interrupted
 from .files import atomic_write
 from .interrupt import run_child, signals_raise
 from .suite.preflight import preflight
+
+#: The exit status of a run stopped, or measured, on a busy machine (without --allow-busy).
+EXIT_BUSY = 3
+
+#: Where asv.conf.json puts the benchmarks (the fixed grid is read from there).
+BENCHMARK_DIR = Path("benchmarks")
 
 
 def _say(line: str) -> None:
@@ -137,8 +150,12 @@ def run_bench(
     machine: str | None = None,
     same_python: bool = False,
     bench: str | None = None,
+    allow_busy: bool = False,
 ) -> int:
-    """Run the suite and report; returns the exit status (0; 1 if a benchmark failed; 130/143 if stopped)."""
+    """Run the suite and report; returns the exit status.
+
+    0; 1 if a benchmark failed; 3 if the machine was busy (unless ``allow_busy``); 130/143 if stopped.
+    """
     try:
         import asv  # noqa: F401
     except ImportError:
@@ -151,6 +168,10 @@ def run_bench(
             for line in preflight(results):
                 print(f"roofline: {line}")
             commit = head_commit()
+            stage[0] = "the contention check"
+            busy = _busy_before(allow_busy)
+            if busy is not None:
+                return busy
             stage[0] = "the machine file"
             from .host import gpu_facts
             from .suite.machine_file import register
@@ -160,17 +181,59 @@ def run_bench(
             machine, _, _ = register(machine, gpu=gpu_facts(), say=_say)
             folder = results / machine
             before = _snapshot(folder)
-            return _run(results, html, machine, commit, same_python, bench, stage)
+            return _run(results, html, machine, commit, same_python, bench, stage, allow_busy)
         except Interrupted as exc:
             print(f"roofline: {exc} during {stage[0]}", file=sys.stderr)
             print(f"roofline: {kept_results(folder, before)}", file=sys.stderr)
             return exc.exit_code
 
 
+def _busy_before(allow_busy: bool) -> int | None:
+    """Watch the cores before measuring: EXIT_BUSY with one line when others take them, else None."""
+    from .measure.contention import sample_cpu
+
+    before = sample_cpu()
+    if before.lost_share is None:
+        _say("no /proc/stat here: the CPU time others take is not checked")
+        return None
+    line = f"before measuring, other processes took {before.lost_share:.0%} of the CPU time"
+    if not before.contended:
+        _say(f"{line}: quiet enough")
+        return None
+    if allow_busy:
+        _say(f"{line}; measuring anyway (--allow-busy): the run will be flagged")
+        return None
+    print(
+        f"roofline: busy machine: {line} ({'; '.join(before.reasons())}); measure on a quiet machine, "
+        "or pass --allow-busy (make bench ALLOW_BUSY=1) to record flagged figures",
+        file=sys.stderr,
+    )
+    return EXIT_BUSY
+
+
+def asv_selection(bench: str | None) -> list[str]:
+    """asv run's ``--bench`` arguments: the combinations the variables chose (and ``bench``'s narrowing)."""
+    from .suite import params
+
+    grid = params.read_grid(BENCHMARK_DIR)
+    if grid is None:
+        return ["--bench", bench] if bench else []
+    return [arg for regex in params.selection(grid, bench) for arg in ("--bench", regex)]
+
+
 def _run(
-    results: Path, html: Path, machine: str, commit: str, same_python: bool, bench: str | None, stage: list[str]
+    results: Path,
+    html: Path,
+    machine: str,
+    commit: str,
+    same_python: bool,
+    bench: str | None,
+    stage: list[str],
+    allow_busy: bool = False,
 ) -> int:
-    run = ["run", "--show-stderr", "--machine", machine]
+    from .measure.contention import cpu_times, lost_shares
+
+    run = ["run", "--show-stderr", "--record-samples", "--machine", machine]
     with tempfile.TemporaryDirectory(prefix="roofline-python-") as tmp:
         env = None
         if same_python:
@@ -180,10 +243,12 @@ def _run(
             version, env = asv_python(Path(tmp))
             build_asv_env(version, env)
             run += [f"--python={version}", f"{commit} --max-count=1"]
-        if bench:
-            run += ["--bench", bench]
+        run += asv_selection(bench)
         stage[0] = "asv run"
+        first, own0 = cpu_times(), _own_cpu()
         asv_rc = _asv(*run, env=env)
+        last = cpu_times()
+    during = lost_shares(first, last, _own_cpu() - own0)[0] if first and last else None
     stage[0] = "asv publish"
     publish_rc = _asv("publish")
     if publish_rc == 0:
@@ -192,25 +257,40 @@ def _run(
     if asv_rc != 0:
         print("roofline: some benchmarks failed (see above); the others are recorded", file=sys.stderr)
     stage[0] = "the report"
-    _report(results, machine, commit, html)
+    headline = _report(results, machine, commit, html, during)
+    if headline and not allow_busy:
+        print(
+            f"roofline: {headline}; results kept, flagged (--allow-busy accepts them): exit {EXIT_BUSY}",
+            file=sys.stderr,
+        )
+        return max(status, EXIT_BUSY)
     return status
 
 
-def _report(results: Path, machine: str, commit: str, html: Path) -> None:
+def _own_cpu() -> float:
+    """CPU seconds of this process and of the children it has waited for (asv and its benchmarks)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _report(results: Path, machine: str, commit: str, html: Path, lost_during: float | None) -> str | None:
+    """Print the report of the results just recorded; return its contention headline, if any."""
     from .report.cpu import render_text
     from .report.from_results import report_from_results
-    from .report.plot import plot_report
 
     try:
-        report = report_from_results(results, machine=machine, commit=commit)
+        report = report_from_results(results, machine=machine, commit=commit, lost_during_run=lost_during)
     except BadInput as exc:
         print(f"roofline: no report: {exc}", file=sys.stderr)
-        return
+        return None
     print()
     print(render_text(report))
     try:
+        from .report.plot import plot_report
+
         html.mkdir(parents=True, exist_ok=True)
         path = plot_report([report], html / "roofline.png")
         print(f"\nroofline plot: {path.resolve()}")
     except BadInput as exc:
         print(f"roofline: no plot: {exc}", file=sys.stderr)
+    return report.conditions.headline() if report.conditions is not None else None

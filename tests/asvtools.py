@@ -17,11 +17,11 @@ ASV = [sys.executable, "-m", "asv"]
 SMALL_ENV = {
     "ROOFLINE_N": "256",
     "ROOFLINE_BATCH": "1,8",
-    "ROOFLINE_CACHE_N": "128",
+    "ROOFLINE_CACHE_N": "256",
     "ROOFLINE_SWEEP_N": "256",
     "ROOFLINE_LLC_BYTES": "1M",
     "ROOFLINE_BACKEND_N": "256",
-    "ROOFLINE_BACKEND_BATCH": "1,8",
+    "ROOFLINE_BACKEND_BATCH": "1,64",
 }
 
 
@@ -73,12 +73,36 @@ def asv(repo: Path, env: dict[str, str], *args: str, timeout: float = 900) -> su
     )
 
 
+def selection(repo: Path, env: dict[str, str], only: str | None = None) -> list[str]:
+    """asv run's ``--bench`` arguments for the combinations ``env`` chooses (what `roofline bench` passes)."""
+    code = (
+        "import json, sys; from roofline.bench import asv_selection; "
+        "print(json.dumps(asv_selection(sys.argv[1] or None)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, only or ""], cwd=repo, env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout)
+
+
 def run_same(repo: Path, env: dict[str, str], machine: str, *extra: str) -> subprocess.CompletedProcess:
-    """`asv machine --yes` then `asv run --python=same --set-commit-hash HEAD` under ``machine``."""
+    """`asv machine --yes` then `asv run --python=same --set-commit-hash HEAD` under ``machine``, the chosen
+    combinations only (as `roofline bench` runs them)."""
     asv(repo, env, "machine", "--yes", "--machine", machine).check_returncode()
     head = git(repo, "rev-parse", "HEAD")
     return asv(
-        repo, env, "run", "--python=same", "--set-commit-hash", head, "--machine", machine, "--show-stderr", *extra
+        repo,
+        env,
+        "run",
+        "--python=same",
+        "--set-commit-hash",
+        head,
+        "--machine",
+        machine,
+        "--show-stderr",
+        "--record-samples",
+        *selection(repo, env),
+        *extra,
     )
 
 

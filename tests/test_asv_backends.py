@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import math
 import os
@@ -12,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from .asvtools import selection
 
 ROOT = Path(__file__).resolve().parents[1]
 ASV = Path(sys.executable).with_name("asv")
@@ -50,14 +53,15 @@ def test_asv_run_skips_absent_backends(tmp_path):
         "ROOFLINE_CACHE_DIR": str(tmp_path / "cache"),
         "ROOFLINE_BACKEND_N": "256",
         "ROOFLINE_BACKEND_BATCH": "1",
-        "ROOFLINE_GPU_N": "256",
+        "ROOFLINE_GPU_N": "8192",  # chosen from the fixed grid; nothing of that size runs without a GPU
         "ROOFLINE_GPU_BATCH": "1",
         "ROOFLINE_GPU_DTYPES": "bf16,fp8",
     }
     r = run([str(ASV), "machine", "--yes", "--machine", "t"], clone, env)
     assert r.returncode == 0, r.stdout + r.stderr
     r = run(
-        [str(ASV), "run", "--python=same", "--set-commit-hash", commit, "--bench", "backends", "--machine", "t"],
+        [str(ASV), "run", "--python=same", "--set-commit-hash", commit, "--machine", "t"]
+        + selection(clone, env, "backends"),  # the chosen combinations only, as roofline bench runs them
         clone,
         env,
     )
@@ -69,15 +73,24 @@ def test_asv_run_skips_absent_backends(tmp_path):
     def values(name: str) -> list:
         return results[f"backends.{name}"][0]
 
-    # BackendDecode: (numpy, torch-cpu) × (fp32, bf16) × n 256 × batch 1, flattened in that order.
-    gflops = values("BackendDecode.track_gflops")
+    def chosen(name: str, **where: str) -> list:
+        """The values at the chosen combinations (the fixed grid's others were not run: NaN)."""
+        row = results[f"backends.{name}"]
+        combos = list(itertools.product(*row[1]))
+        picked = [v for c, v in zip(combos, row[0], strict=True) if all(x in c for x in where.values())]
+        rest = [v for c, v in zip(combos, row[0], strict=True) if not all(x in c for x in where.values())]
+        assert all(skipped(v) for v in rest), name
+        return picked
+
+    # BackendDecode: (numpy, torch-cpu) × (fp32, bf16) at n 256, batch 1, flattened in that order.
+    gflops = chosen("BackendDecode.track_gflops", n="256", batch="1")
     numpy_fp32, numpy_bf16, torch_fp32, torch_bf16 = gflops
     assert measured(numpy_fp32)
     assert skipped(numpy_bf16)  # numpy has no bf16
     for v in (torch_fp32, torch_bf16):
         assert measured(v) if HAS_TORCH else skipped(v)
-    cuda = values("CudaDecode.track_gflops")  # (bf16, fp8) × 256 × 1
-    assert len(cuda) == 2
+    cuda = chosen("CudaDecode.track_gflops", n="8192", batch="1")  # 5 dtypes at 8192 × 1
+    assert len(cuda) == 5
     if cuda_here():
         assert all(measured(v) or skipped(v) for v in cuda)
     else:

@@ -238,7 +238,15 @@ def local_fleet(tmp_path_factory):
     refs.write_text(REFERENCES)
     out = tmp / "out"
     fleet_run = [sys.executable, repo / "fleet" / "run.py", "--out", out, "--bench", BENCH]
-    fleet_run += ["--draft-references", tmp / "draft.toml", "--", "-S", f"references_file={refs}"]
+    fleet_run += [
+        "--draft-references",
+        tmp / "draft.toml",
+        "--",
+        "-S",
+        f"references_file={refs}",
+        "-S",
+        "allow_busy=true",
+    ]
     proc = run(fleet_run, repo, env)
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "fleet-run.txt").write_text(proc.stdout + proc.stderr)
@@ -394,6 +402,7 @@ def test_a_job_whose_results_conflict_fails_and_writes_nothing(local_fleet, tmp_
     held = snapshot(shared)
     cmd = [Path(sys.executable).with_name("reframe"), "-C", "fleet/config/local.py", "-c", "fleet/roofline_check.py"]
     cmd += ["--system", "local:cpu", "-r", "--nocolor", "-S", f"results_dir={shared}", "-S", "bench=MemoryBandwidth"]
+    cmd += ["-S", "allow_busy=true"]  # beside other work: a busy machine would stop the job before the merge
     proc = run([*cmd, "--prefix", tmp_path / "rfm"], local_fleet["repo"], local_fleet["env"])
     assert proc.returncode == 1, proc.stdout[-3000:]
     assert re.search(r"Reason: sanity error: merging into .*: conflict: local.cpu/", proc.stdout), proc.stdout[-3000:]

@@ -83,12 +83,12 @@ def command_output(args: list[str]) -> str:
     return proc.stdout
 
 
-def benchmark_inventory() -> str:
+def benchmark_inventory(env: dict[str, str] = INVENTORY_ENV) -> str:
     """Every benchmark as asv 0.6's runner discovers it in benchmarks/, as sorted JSON."""
     proc = subprocess.run(
         [sys.executable, "-c", _DISCOVER, str(ROOT / "benchmarks")],
         cwd=ROOT,
-        env=_env(**INVENTORY_ENV),
+        env=_env(**env),
         capture_output=True,
         text=True,
         timeout=120,
@@ -161,7 +161,16 @@ def test_inventory_holds_every_benchmark_written_in_benchmarks():
         if isinstance(fn, ast.FunctionDef) and fn.name.startswith(("track_", "time_"))
     }
     assert written and written <= set(inventory)
-    assert inventory["decode.DecodeDRAM.track_gflops"]["params"] == [["256"], ["1", "8"]]
+    assert inventory["decode.DecodeDRAM.track_gflops"]["params"] == [
+        ["256", "1024", "2048", "8192"],
+        ["1", "8", "64", "512"],
+    ]
+
+
+def test_the_grid_does_not_change_with_the_sizes_chosen():
+    """asv files history under benchmarks.json: other sizes (or none set) discover the very same inventory."""
+    other = {"ROOFLINE_N": "2048", "ROOFLINE_BATCH": "64", "ROOFLINE_CACHE_N": "1024", "ROOFLINE_GPU_N": "8192"}
+    assert benchmark_inventory(other) == (GOLDEN / "benchmarks.json").read_text(encoding="utf-8")
 
 
 def test_the_name_registry_names_benchmarks_of_the_inventory():
@@ -174,7 +183,7 @@ def test_the_name_registry_names_benchmarks_of_the_inventory():
     tracks = {cls: ("track_gflops", "track_bandwidth") for cls in names.DECODE_CLASSES.values()}
     tracks[names.CUDA_CLASS] = ("track_gflops", "track_bandwidth", "track_seconds")
     registry |= {f"{cls}.{track}" for cls, names_ in tracks.items() for track in names_}
-    assert len(registry) == 16 and registry <= set(inventory), registry - set(inventory)
+    assert len(registry) == 19 and registry <= set(inventory), registry - set(inventory)
 
 
 def main() -> None:

@@ -59,6 +59,7 @@ def test_report_keys_are_the_documented_ones():
         "decode",
         "cache_resident",
         "overhead",
+        "conditions",
         "warnings",
         "roofs",
         "compute_roofs",
@@ -105,7 +106,7 @@ def test_fraction_uses_the_exact_intensity():
 
 def test_guards_fire():
     text = "\n".join(sample_report().warnings)
-    assert "triad bandwidth: spread 1.50" in text
+    assert "triad bandwidth: slowest ÷ fastest pass 1.50" in text
     fits = build_report(FACTS, ROOFS, decode=(point(256, 1, 1e-6, pool=2**20),))
     assert any("fits in the 32 MiB LLC" in w for w in fits.warnings)
     assert any("the measured ceiling" in w for w in fits.warnings)  # 1e-6 s is faster than DRAM allows

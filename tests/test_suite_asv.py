@@ -3,10 +3,16 @@
 import itertools
 import json
 import math
+import sys
 
 import pytest
 
-from .asvtools import asv, asv_env, load_results, result_files, run_same, scratch_repo
+from roofline.model.arithmetic import gemm_intensity
+
+from .asvtools import ROOT, asv, asv_env, load_results, result_files, run_same, scratch_repo
+
+sys.path.insert(0, str(ROOT))
+from benchmarks.common import GRID  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +33,7 @@ def test_asv_check_passes(ran):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_asv_run_exits_0_and_records_every_combination(ran):
+def test_asv_run_exits_0_and_records_every_chosen_combination(ran):
     repo, _, proc = ran
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     files = result_files(repo, "ci-box")
@@ -35,22 +41,40 @@ def test_asv_run_exits_0_and_records_every_combination(ran):
     results = load_results(files[0])
     bench = json.loads((repo / ".asv" / "results" / "benchmarks.json").read_text())
     expected = {name for name in bench if name != "version"}
-    missing = {name for name in expected if name.startswith(("decode.", "ceilings.", "crossover."))} - set(results)
-    assert not missing
+    missing = {name for name in expected if name.startswith(("decode.", "ceilings.", "crossover.", "conditions."))}
+    assert not missing - set(results)
+    chosen = {"256", "1", "8"}  # SMALL_ENV: n 256 (DRAM and cache-resident), batches 1 and 8
     for name, (values, params) in results.items():
-        if not name.startswith(("decode.", "ceilings.", "crossover.")):
+        if not name.startswith(("decode.", "ceilings.", "crossover.", "conditions.")):
             continue
         combos = list(itertools.product(*params)) if params else [()]
         assert len(values) == len(combos), name
         for combo, v in zip(combos, values, strict=True):
             if name == "ceilings.ComputePeak.track_peak" and (v is None or math.isnan(v)):
                 continue  # a torch dtype this CPU (or asv's env) cannot run: skipped, which asv records as NaN
+            if name.startswith("decode.") and not set(combo) <= chosen:
+                assert v is None or math.isnan(v), (name, combo, v)  # the fixed grid, not chosen: skipped
+                continue
             assert v is not None and math.isfinite(v) and v > 0, (name, combo, v)
             if ".track_" in name:
                 assert isinstance(v, float)
-    gflops, params = results["decode.DecodeDRAM.track_gflops"]
-    assert params == [["256"], ["1", "8"]]
-    assert gflops[1] > gflops[0]  # batch 8 does more FLOP/s than batch 1 on the same weights
+    _, params = results["decode.DecodeDRAM.track_gflops"]
+    assert params == [[str(n) for n in GRID["ROOFLINE_N"]], [str(b) for b in GRID["ROOFLINE_BATCH"]]]
+
+
+def test_one_timing_per_point_and_batch_8_outdoes_batch_1(ran):
+    """GB/s × intensity = GFLOP/s exactly for every recorded point; batch 1 and 8 were timed alternately,
+    so whatever the machine did landed on both, and the same weights give more FLOP/s at batch 8."""
+    repo, _, _ = ran
+    results = load_results(result_files(repo, "ci-box")[0])
+    for cls in ("DecodeDRAM", "DecodeCacheResident"):
+        gflops, params = results[f"decode.{cls}.track_gflops"]
+        gbps, _ = results[f"decode.{cls}.track_bandwidth"]
+        by = dict(zip(itertools.product(*params), zip(gflops, gbps, strict=True), strict=True))
+        for b in (1, 8):
+            f, g = by[("256", str(b))]
+            assert g * gemm_intensity(256, b, 4) == pytest.approx(f, rel=1e-9), (cls, b)
+        assert by[("256", "8")][0] > 1.5 * by[("256", "1")][0], cls  # 8× the FLOPs over nearly the same bytes
 
 
 def test_guards_reach_asv_stderr(ran):

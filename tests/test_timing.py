@@ -1,7 +1,7 @@
 import pytest
 
 from roofline.errors import BadInput
-from roofline.measure.timing import time_calls
+from roofline.measure.timing import relative_iqr, time_calls, time_interleaved
 
 
 class FakeClock:
@@ -25,8 +25,48 @@ def test_median_spread_and_single_call():
     assert t.single_call == 1.0
     assert t.median == pytest.approx(0.011)
     assert t.best == pytest.approx(0.010)
-    assert t.spread == pytest.approx(2.0)
+    assert t.spread == pytest.approx(0.002 / 0.011)  # interquartile range ÷ median, not slowest ÷ fastest
     assert t.noisy
+
+
+def test_one_stray_sample_does_not_make_a_timing_noisy():
+    clock = FakeClock([1.0, 1.0] + [0.010] * 8 + [0.5])
+    t = time_calls(clock.work, repeats=9, warmup=2, min_sample_s=0.0, clock=clock)
+    assert t.median == pytest.approx(0.010) and t.spread == pytest.approx(0.0) and not t.noisy
+    assert relative_iqr([1.0]) == 0.0
+    assert relative_iqr([1.0, 2.0, 3.0, 4.0, 5.0]) == pytest.approx(2.0 / 3.0)
+
+
+def test_interleaved_kernels_take_their_samples_in_turn():
+    order = []
+    clock = FakeClock([0.001] * 1000)
+
+    def kernel(name):
+        def fn():
+            order.append(name)
+            clock.work()
+
+        return fn
+
+    a, b = time_interleaved([kernel("a"), kernel("b")], repeats=3, warmup=1, min_sample_s=0.002, clock=clock)
+    assert a.number == b.number == 2 and len(a.per_call) == len(b.per_call) == 3
+    timed = "".join(order[2:])  # after one warm-up call each: an untimed call, then 2 timed, per sample
+    assert timed == "aaabbbbbbaaaaaabbb"  # round-robin, the order rotated each round
+
+
+def test_interleaving_takes_more_samples_of_the_fast_kernel_only():
+    clock = FakeClock([])
+
+    def advance(seconds):
+        def fn():
+            clock.now += seconds
+
+        return fn
+
+    fast, slow = advance(0.001), advance(0.1)
+    t_fast, t_slow = time_interleaved([fast, slow], repeats=2, warmup=1, min_sample_s=0, clock=clock, min_total_s=0.005)
+    assert len(t_fast.per_call) == 5 and len(t_slow.per_call) == 2  # 5 × 1 ms reach min_total_s
+    assert t_fast.median == pytest.approx(0.001) and t_slow.median == pytest.approx(0.1)
 
 
 def test_calls_per_sample_amortise_fast_kernels():

@@ -1,16 +1,20 @@
-"""Measure one decode step: time per call, GFLOP/s, effective GB/s and the spread."""
+"""Measure decode steps: time per call, GFLOP/s, effective GB/s and the spread, all from one timing."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from .numpy_step import DecodeStep
-from .timing import time_calls
+from .timing import Timing, time_calls, time_interleaved
 
 
 @dataclass(frozen=True)
 class DecodeMeasurement:
-    """One decode step measured: medians over timed samples, plus what was measured."""
+    """One decode step measured: medians over timed samples, plus what was measured.
+
+    ``spread``: interquartile range ÷ median of the timed samples (0.0: perfectly steady).
+    """
 
     n: int
     batch: int
@@ -53,7 +57,27 @@ def measure_step(step: DecodeStep, repeats: int = 7, warmup: int = 2) -> DecodeM
         t, timer = step.time(repeats=repeats, warmup=warmup)
     else:
         t = time_calls(step, repeats=repeats, warmup=warmup, min_sample_s=MIN_SAMPLE_S, min_total_s=MIN_TOTAL_S)
-    m = DecodeMeasurement(
+    return measurement(step, t, timer)
+
+
+def measure_steps(steps: Sequence[DecodeStep], repeats: int = 7, warmup: int = 2) -> list[DecodeMeasurement]:
+    """Time host-timed steps together, their samples interleaved (:func:`~.timing.time_interleaved`).
+
+    Whatever the machine does meanwhile lands on every step alike, so their ratios (batch 64 ÷
+    batch 1, DRAM ÷ cache) hold better than those of steps timed one after another. Steps that
+    time themselves (torch) are timed alone.
+    """
+    host = [s for s in steps if not hasattr(s, "time")]
+    timings = (
+        time_interleaved(host, repeats, warmup, min_sample_s=MIN_SAMPLE_S, min_total_s=MIN_TOTAL_S) if host else []
+    )
+    by_step = {id(s): measurement(s, t, "host") for s, t in zip(host, timings, strict=True)}
+    return [by_step[id(s)] if id(s) in by_step else measure_step(s, repeats, warmup) for s in steps]
+
+
+def measurement(step: DecodeStep, t: Timing, timer: str = "host") -> DecodeMeasurement:
+    """The figures of one timing of ``step``: time per call, and GFLOP/s and GB/s from that same time."""
+    return DecodeMeasurement(
         n=step.n,
         batch=step.batch,
         dtype=step.dtype,
@@ -72,4 +96,3 @@ def measure_step(step: DecodeStep, repeats: int = 7, warmup: int = 2) -> DecodeM
         bytes_per_param=getattr(step, "bytes_per_param", step.itemsize),
         threads=getattr(step, "threads", None),
     )
-    return m

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..model.knee import Knee, fit_knee
 from .numpy_step import decode_step
-from .step import DecodeMeasurement, measure_step
+from .step import DecodeMeasurement, measure_steps
 
 #: Batches of the default sweep: powers of two from 1 to 1024.
 SWEEP_BATCHES = tuple(2**i for i in range(11))
@@ -41,11 +41,16 @@ def sweep(
     repeats: int = 5,
     progress: Callable[[int], None] | None = None,
 ) -> Sweep:
-    """Measure the decode step at every batch over a DRAM-sized pool, then fit the knee."""
-    points = []
+    """Measure the decode step at every batch over a DRAM-sized pool, then fit the knee.
+
+    The batches are timed together, their samples interleaved, so a busy spell of the machine
+    lands on all of them alike rather than bending the curve at one batch.
+    """
+    steps = []
     for batch in batches:
-        points.append(measure_step(decode_step(n, batch, dtype, regime="dram"), repeats=repeats))
+        steps.append(decode_step(n, batch, dtype, regime="dram"))
         if progress:
             progress(batch)
+    points = measure_steps(steps, repeats=repeats)
     knee = fit_knee([p.batch for p in points], [p.seconds for p in points])
     return Sweep(n=n, dtype=dtype, points=tuple(points), knee=knee)

@@ -1,15 +1,28 @@
-"""Warm up, then the median of several timed samples, keeping the spread."""
+"""Warm up, then the median of several timed samples, keeping a robust spread and the samples.
+
+:func:`time_interleaved` times several kernels together, one sample of each in turn, so that they
+share whatever the machine did meanwhile: their ratio is steadier than that of kernels timed one
+after the other. :func:`time_calls` is the one-kernel case.
+"""
 
 from __future__ import annotations
 
 import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..errors import BadInput
 from ..model.guards import NOISY_SPREAD
+
+
+def relative_iqr(values: Sequence[float]) -> float:
+    """Interquartile range ÷ median (0.0: perfectly steady); 0.0 for fewer than two values."""
+    if len(values) < 2:
+        return 0.0
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return (q3 - q1) / statistics.median(values)
 
 
 @dataclass(frozen=True)
@@ -30,12 +43,76 @@ class Timing:
 
     @property
     def spread(self) -> float:
-        """Slowest sample ÷ fastest sample (1.0 means perfectly steady)."""
-        return max(self.per_call) / min(self.per_call)
+        """Interquartile range ÷ median of the samples (0.0 means perfectly steady): robust to a stray sample."""
+        return relative_iqr(self.per_call)
 
     @property
     def noisy(self) -> bool:
         return self.spread > NOISY_SPREAD
+
+
+def time_interleaved(
+    fns: Sequence[Callable[[], object]],
+    repeats: int = 7,
+    warmup: int = 2,
+    min_sample_s: float = 0.005,
+    sync: Callable[[], object] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+    min_total_s: float = 0.0,
+    max_repeats: int = 50,
+) -> list[Timing]:
+    """Time every kernel of ``fns`` after ``warmup`` calls each: samples of ``number`` back-to-back calls.
+
+    ``number`` is chosen per kernel from its last warm-up call so a sample lasts at least
+    ``min_sample_s``, which amortises timer and call overhead on fast kernels; each kernel gets
+    ``repeats`` samples, more (up to ``max_repeats``) until they add up to ``min_total_s``. With
+    several kernels the samples go round-robin, one of each in turn (the order rotated each round),
+    and each sample of a short kernel (several calls per sample) follows one untimed call of it,
+    which brings its data back into the caches the others used. ``sync`` (a device synchronize)
+    runs before each clock read when given.
+    """
+    if repeats < 1 or warmup < 0 or not fns:
+        raise BadInput(f"repeats must be ≥ 1, warmup ≥ 0 and a kernel given, got {repeats}, {warmup}, {len(fns)}")
+    sync = sync or (lambda: None)
+    numbers, singles, wanted = [], [], []
+    for fn in fns:
+        for _ in range(max(warmup - 1, 0)):
+            fn()
+        sync()
+        t0 = clock()
+        fn()
+        sync()
+        single = clock() - t0
+        if not math.isfinite(single) or single < 0:
+            raise BadInput(f"the clock went backwards or broke: {single!r} s")
+        number = max(1, math.ceil(min_sample_s / single)) if single > 0 else 1000
+        count = repeats
+        if min_total_s > 0 and single > 0:
+            count = max(repeats, min(max_repeats, math.ceil(min_total_s / (number * single))))
+        numbers.append(number)
+        singles.append(single)
+        wanted.append(count)
+    samples: list[list[float]] = [[] for _ in fns]
+    rounds = 0
+    while any(len(s) < w for s, w in zip(samples, wanted, strict=True)):
+        order = list(range(len(fns)))
+        order = order[rounds % len(order) :] + order[: rounds % len(order)]
+        for i in order:
+            if len(samples[i]) >= wanted[i]:
+                continue
+            fn, number = fns[i], numbers[i]
+            if len(fns) > 1 and number > 1:  # a short kernel: its data back in the caches first
+                fn()
+            sync()
+            t0 = clock()
+            for _ in range(number):
+                fn()
+            sync()
+            samples[i].append((clock() - t0) / number)
+        rounds += 1
+    if any(min(s) <= 0 for s in samples):
+        raise BadInput("timed samples of zero length: the clock is too coarse for this kernel")
+    return [Timing(tuple(s), n, one) for s, n, one in zip(samples, numbers, singles, strict=True)]
 
 
 def time_calls(
@@ -50,35 +127,6 @@ def time_calls(
 ) -> Timing:
     """Time ``fn`` after ``warmup`` calls: ``repeats`` samples of ``number`` back-to-back calls.
 
-    ``number`` is chosen from the last warm-up call so a sample lasts at least ``min_sample_s``,
-    which amortises timer and call overhead on fast kernels; more samples are taken (up to
-    ``max_repeats``) until they add up to ``min_total_s``, so a median of fast samples is not
-    decided by a few milliseconds of a noisy machine. ``sync`` (a device synchronize) runs
-    before each clock read when given. ``single_call`` is one call timed on its own.
+    One kernel of :func:`time_interleaved`; ``single_call`` is one call timed on its own.
     """
-    if repeats < 1 or warmup < 0:
-        raise BadInput(f"repeats must be ≥ 1 and warmup ≥ 0, got {repeats} and {warmup}")
-    sync = sync or (lambda: None)
-    for _ in range(max(warmup - 1, 0)):
-        fn()
-    sync()
-    t0 = clock()
-    fn()
-    sync()
-    single = clock() - t0
-    if not math.isfinite(single) or single < 0:
-        raise BadInput(f"the clock went backwards or broke: {single!r} s")
-    number = max(1, math.ceil(min_sample_s / single)) if single > 0 else 1000
-    if min_total_s > 0 and single > 0:
-        repeats = max(repeats, min(max_repeats, math.ceil(min_total_s / (number * single))))
-    samples = []
-    for _ in range(repeats):
-        sync()
-        t0 = clock()
-        for _ in range(number):
-            fn()
-        sync()
-        samples.append((clock() - t0) / number)
-    if min(samples) <= 0:
-        raise BadInput("timed samples of zero length: the clock is too coarse for this kernel")
-    return Timing(per_call=tuple(samples), number=number, single_call=single)
+    return time_interleaved([fn], repeats, warmup, min_sample_s, sync, clock, min_total_s, max_repeats)[0]

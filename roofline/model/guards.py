@@ -6,8 +6,11 @@ benchmarks print them to asv's stderr (see ``asv run --show-stderr``).
 
 from __future__ import annotations
 
-#: A spread (slowest / fastest sample) above this is flagged as noisy.
-NOISY_SPREAD = 1.15
+#: A timed step whose samples spread more than this (interquartile range ÷ median) is flagged as noisy.
+NOISY_SPREAD = 0.10
+
+#: A ceiling timed in a handful of passes (slowest ÷ fastest) above this is flagged as noisy.
+NOISY_PASSES = 1.15
 
 #: A measured figure this far above the machine's own ceiling measured something else.
 ABOVE_CEILING = 1.15
@@ -41,9 +44,19 @@ def blas_threads_below_cores(threads: int | None, cores: int) -> list[str]:
 
 
 def noisy(spread: float, label: str) -> list[str]:
-    """Warn when slowest/fastest timed sample exceeds the noise threshold."""
+    """Warn when a step's timed samples spread (interquartile range ÷ median) beyond the noise threshold."""
     if spread > NOISY_SPREAD:
-        return [f"{label}: spread {spread:.2f} > {NOISY_SPREAD} between timed samples (noisy machine?)"]
+        return [
+            f"{label}: timed samples spread {spread:.0%} of their median (interquartile range) "
+            f"> {NOISY_SPREAD:.0%} (noisy machine?)"
+        ]
+    return []
+
+
+def noisy_passes(spread: float, label: str) -> list[str]:
+    """Warn when a ceiling's slowest ÷ fastest timed pass exceeds :data:`NOISY_PASSES`."""
+    if spread > NOISY_PASSES:
+        return [f"{label}: slowest ÷ fastest pass {spread:.2f} > {NOISY_PASSES} (noisy machine?)"]
     return []
 
 

@@ -159,9 +159,15 @@ def summarize_run(machine: MachineResults, commit: str, warnings: list[str]) -> 
         s.predicted_from = "measured ceilings, float32 weights"
     for regime, track in DECODE_TRACKS.items():
         points = {}
+        cls = track.rsplit(".", 1)[0]
         for params, value in run.points(track):
-            if isinstance(params.get("n"), int) and isinstance(params.get("batch"), int):
-                points[(params["n"], params["batch"])] = value
+            n, batch = params.get("n"), params.get("batch")
+            if not isinstance(n, int) or not isinstance(batch, int):
+                continue
+            others = (run.value(f"{cls}.{t}", n=n, batch=batch) for t in ("track_bandwidth", "time_decode_step"))
+            if value is None and all(v is None for v in others):
+                continue  # no figure at all: a combination of the fixed grid this run did not choose
+            points[(n, batch)] = value
         if points:
             s.decode[regime] = points
         elif run.points(track):

@@ -16,9 +16,10 @@ from functools import cached_property
 from typing import Any
 
 from ..errors import BackendUnavailable
-from ..host import host_facts
+from ..host import blas_threads, cpu_count, host_facts
 from ..measure import roofs as roofs_measure
 from ..measure.ceilings import CEILING_KERNEL, Ceilings, measure_ceilings
+from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.numpy_step import decode_step
 from ..measure.overhead import measure_overhead
 from ..measure.step import DecodeMeasurement, measure_step
@@ -33,6 +34,7 @@ from ..model.arithmetic import (
     gemm_intensity,
     ridge_point,
 )
+from ..model.contention import Conditions, blas_threads_for, flat_timing
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import H100, Hardware
 from ..model.hierarchy import DRAM, MEASUREMENT_ERROR, ComputeRoof, Hierarchy, LevelRoof, OwnRoof
@@ -176,6 +178,7 @@ class Report:
     ``sweep``: the points of a batch sweep at ``sweep_n`` (live); ``recorded_crossover``: the knee
     asv recorded when the points are not at hand. ``overhead_seconds`` and
     ``overhead_single_seconds``: a tiny step back to back and alone (the third roof).
+    ``conditions``: how the machine was while it measured (a contended run says so first).
     """
 
     facts: Mapping[str, object]
@@ -192,6 +195,7 @@ class Report:
     dtype: str = SUITE.numpy
     warnings: tuple[str, ...] = ()
     hierarchy: Hierarchy | None = None
+    conditions: Conditions | None = None
 
     @property
     def hardware(self) -> Hardware | None:
@@ -287,6 +291,7 @@ class Report:
             "decode": [self.row(p).as_dict() for p in self.decode],
             "cache_resident": [self.row(p).as_dict() for p in self.cache_resident],
             "overhead": self.overhead(),
+            "conditions": self.conditions.as_dict() if self.conditions is not None else None,
             "warnings": list(self.warnings),
             "roofs": [r.as_dict() for r in self.roofs_by_level.levels],
             "compute_roofs": [c.as_dict() for c in self.roofs_by_level.compute],
@@ -301,7 +306,7 @@ def guard_warnings(report: Report) -> list[str]:
     if report.roofs is not None:
         for kind, spread in report.roofs.spreads.items():
             if spread:
-                warnings += guards.noisy(spread, f"{kind} bandwidth")
+                warnings += guards.noisy_passes(spread, f"{kind} bandwidth")
     hw, peak = report.hardware, by_numpy(report.dtype).name
     llc = report.facts.get("llc_bytes")
     for p in report.decode:
@@ -341,7 +346,7 @@ def _fmt(value: object, spec: str, na: str = "n/a") -> str:
     return na if value is None else format(value, spec)
 
 
-def _bytes(n: float | None) -> str:
+def _size(n: float | None) -> str:
     if n is None:
         return "?"
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
@@ -360,9 +365,9 @@ def render_roofs(h: Hierarchy) -> list[str]:
         for r in h.levels:
             line = f"    {r.level:<5} {r.gbps:8.1f}  {r.kernel}"
             if (p := r.plateau) is not None:
-                line += f"; plateau {_bytes(p.first_bytes)}–{_bytes(p.last_bytes)} ({p.points} sizes)"
-                line += f", ends at {_bytes(p.ends_bytes)}" if p.ends_bytes else ""
-                line += f"; the OS says {_bytes(p.capacity_bytes)}" if p.capacity_bytes else ""
+                line += f"; plateau {_size(p.first_bytes)}–{_size(p.last_bytes)} ({p.points} sizes)"
+                line += f", ends at {_size(p.ends_bytes)}" if p.ends_bytes else ""
+                line += f"; the OS says {_size(p.capacity_bytes)}" if p.capacity_bytes else ""
             if r.level in rw:
                 line += f"; read-write {rw[r.level]:.1f}"
             out.append(line)
@@ -378,10 +383,12 @@ def render_roofs(h: Hierarchy) -> list[str]:
 def render_text(report: Report) -> str:
     """The report as the lab would print it, then this machine's figures."""
     lab = lab_section()
-    out = [
+    headline = report.conditions.headline() if report.conditions is not None else None
+    out = [headline, ""] if headline else []
+    out.append(
         f"{lab['hardware']}: {lab['ridge_flop_per_byte']:.0f} FLOPs per byte at the ridge; decode becomes "
         f"compute-bound above batch ~{lab['crossover_batch']:.0f}"
-    ]
+    )
     for row in lab["batches"]:
         out.append(f"  batch {row['batch']:3d}: intensity {row['intensity']:5.0f} FLOP/byte -> {row['bound']}-bound")
     m = report.facts
@@ -465,6 +472,10 @@ def measure_report(
     """Measure this machine (ceilings, roofs per level and dtype, decode grid, cache-resident grid, sweep)
     and build the report.
 
+    The cores are watched first and a reference kernel timed at the start and the end
+    (:mod:`roofline.measure.contention`); on a busy machine the BLAS runs on the cores others left,
+    and the report's first line says the run was contended.
+
     ``progress``: a bar for the steps, made as ``progress(total=...)`` (tqdm's interface); the caller shows it.
     """
     steps = (
@@ -481,27 +492,38 @@ def measure_report(
     ceilings: Ceilings | None = None
     overhead = None
     roofs, notes = None, []
-    bar = progress(total=len(steps)) if progress else None
-    for kind, n, b in steps:
-        if bar:
-            bar.set_postfix_str(kind if n is None else f"{kind} n={n} b={b}")
-        if kind == "ceilings":
-            ceilings = measure_ceilings(total_bytes=ceilings_total_bytes, gemm_n=gemm_n)
-        elif kind == "roofs":
-            roofs, notes = roofs_measure.measure_hierarchy(
-                ceilings.peaks if ceilings else None, compute_kwargs={"n": gemm_n}
-            )
-        elif kind == "overhead":
-            overhead = measure_overhead("numpy", SUITE.name)
-        else:
-            try:
-                m = measure_step(decode_step(n, b, regime="cache" if kind == "cache" else "dram"))
-            except BackendUnavailable:  # not cache-resident on this machine: nothing to report
-                m = None
-            if m is not None:
-                {"dram": decode, "cache": cache, "sweep": sweep_points}[kind].append(m)
+    bar = progress(total=len(steps) + 1) if progress else None
+    if bar:
+        bar.set_postfix_str("watching the cores")
+    before = sample_cpu()
+    cores = blas_threads() or cpu_count()
+    threads = blas_threads_for(cores, before.run_queue)
+    with blas_limit(threads if threads < cores else None):
+        watch = Watch(replace(before, blas_threads=threads, cores=cores)).start()
         if bar:
             bar.update()
+        for kind, n, b in steps:
+            if bar:
+                bar.set_postfix_str(kind if n is None else f"{kind} n={n} b={b}")
+            if kind == "ceilings":
+                ceilings = measure_ceilings(total_bytes=ceilings_total_bytes, gemm_n=gemm_n)
+            elif kind == "roofs":
+                roofs, notes = roofs_measure.measure_hierarchy(
+                    ceilings.peaks if ceilings else None, compute_kwargs={"n": gemm_n}
+                )
+            elif kind == "overhead":
+                overhead = measure_overhead("numpy", SUITE.name)
+            else:
+                try:
+                    m = measure_step(decode_step(n, b, regime="cache" if kind == "cache" else "dram"))
+                except BackendUnavailable:  # not cache-resident on this machine: nothing to report
+                    m = None
+                if m is not None:
+                    {"dram": decode, "cache": cache, "sweep": sweep_points}[kind].append(m)
+            if bar:
+                bar.update()
+        timed = decode + cache
+        conditions = watch.stop(flat_timing([(m.seconds, 2.0 * m.n * m.n * m.batch, _bytes(m)) for m in timed]))
     if bar:
         bar.close()
     return build_report(
@@ -515,4 +537,9 @@ def measure_report(
         overhead_single_seconds=overhead.single_call_seconds if overhead else None,
         hierarchy=roofs,
         warnings=tuple(notes),
+        conditions=conditions,
     )
+
+
+def _bytes(m: DecodeMeasurement) -> float:
+    return float((m.bytes_per_param or by_numpy(m.dtype).bytes) * (m.n * m.n + 2 * m.n * m.batch))

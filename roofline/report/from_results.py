@@ -12,9 +12,11 @@ from pathlib import Path
 from ..errors import BadInput
 from ..measure.compute import COMPUTE_DTYPES
 from ..model.catalogue import match_host
+from ..model.contention import Conditions, flat_timing
 from ..model.hierarchy import DRAM, ComputeRoof, Hierarchy, LevelRoof
 from ..suite.names import (
     BANDWIDTH_CEILING,
+    BLAS_THREADS_USED,
     COMPUTE_PEAK,
     DECODE_CLASSES,
     LEVEL_BANDWIDTH,
@@ -22,6 +24,8 @@ from ..suite.names import (
     OBSERVED_CROSSOVER,
     OVERHEAD,
     PEAK_CEILING,
+    QUIETNESS,
+    REFERENCE_DRIFT,
 )
 from ..suite.results import Results, Run, read_results
 from .cpu import Point, Report, Roofs, build_report
@@ -46,6 +50,8 @@ def _decode_points(run: Run, cls: str, regime: str) -> tuple[Point, ...]:
         if not isinstance(n, int) or not isinstance(batch, int):
             continue
         gbps = run.value(f"{cls}.track_bandwidth", n=n, batch=batch)
+        if gflops is None and gbps is None and run.value(f"{cls}.time_decode_step", n=n, batch=batch) is None:
+            continue  # no figure at all: a combination of the fixed grid this run did not choose
         seconds = 2.0 * n * n * batch / (gflops * 1e9) if gflops else None
         points.append(Point(n, batch, regime, seconds, gflops, gbps))
     return tuple(points)
@@ -89,8 +95,35 @@ def facts_from_machine(info: dict[str, object], name: str) -> dict[str, object]:
     return facts
 
 
-def report_from_results(results: str | Path, machine: str | None = None, commit: str | None = None) -> Report:
-    """Build the report for one machine at one commit (default: its latest) from an asv results folder."""
+def conditions_from(run: Run, points: tuple[Point, ...], cores: object = None, lost_during_run: float | None = None):
+    """The run's recorded conditions (None when it recorded none), judged as the run judged them.
+
+    ``lost_during_run``: the share of CPU time others took over the whole asv run, where the caller
+    watched it (``roofline bench``); the larger of it and the recorded share counts.
+    """
+    quiet, drift = run.value(QUIETNESS), run.value(REFERENCE_DRIFT)
+    threads = run.value(BLAS_THREADS_USED)
+    flops = {p: 2.0 * p.n * p.n * p.batch for p in points if p.seconds}
+    flat = flat_timing([(p.seconds, f, f / p.intensity) for p, f in flops.items()])
+    lost = [v for v in (None if quiet is None else 1.0 - quiet, lost_during_run) if v is not None]
+    if not lost and drift is None and flat is None:
+        return None
+    return Conditions(
+        lost_share=max(lost) if lost else None,
+        reference_drift=drift,
+        flat_timing=flat,
+        blas_threads=int(threads) if threads else None,
+        cores=cores if isinstance(cores, int) else None,
+    )
+
+
+def report_from_results(
+    results: str | Path, machine: str | None = None, commit: str | None = None, lost_during_run: float | None = None
+) -> Report:
+    """Build the report for one machine at one commit (default: its latest) from an asv results folder.
+
+    ``lost_during_run``: see :func:`conditions_from`.
+    """
     res = read_results(results)
     name = pick_machine(res, machine)
     m = res.machines[name]
@@ -101,11 +134,14 @@ def report_from_results(results: str | Path, machine: str | None = None, commit:
     bandwidth = {p["kind"]: v * 1e9 for p, v in run.points(BANDWIDTH_CEILING) if v and "kind" in p}
     peaks = {p["dtype"]: v * 1e9 for p, v in run.points(PEAK_CEILING) if v and "dtype" in p}
     single, amortized = (run.value(OVERHEAD.format(k), backend="numpy") for k in ("single", "amortized"))
+    facts = facts_from_machine(m.info, name)
+    decode = _decode_points(run, DECODE_CLASSES["DRAM"], "dram")
+    cache = _decode_points(run, DECODE_CLASSES["cache-resident"], "cache")
     return build_report(
-        facts_from_machine(m.info, name),
+        facts,
         Roofs(bandwidth, peaks) if bandwidth or peaks else None,
-        decode=_decode_points(run, DECODE_CLASSES["DRAM"], "dram"),
-        cache_resident=_decode_points(run, DECODE_CLASSES["cache-resident"], "cache"),
+        decode=decode,
+        cache_resident=cache,
         recorded_crossover=run.value(OBSERVED_CROSSOVER),
         overhead_seconds=amortized * 1e-6 if amortized else None,
         overhead_single_seconds=single * 1e-6 if single is not None else None,
@@ -113,4 +149,5 @@ def report_from_results(results: str | Path, machine: str | None = None, commit:
         datasheet=match_host(m.info),
         warnings=tuple(res.warnings),
         hierarchy=hierarchy_from_run(run),
+        conditions=conditions_from(run, decode + cache, facts.get("num_cpu"), lost_during_run),
     )

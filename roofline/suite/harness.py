@@ -3,112 +3,208 @@
 Kept apart from the benchmarks so they stay thin (parameters plus one call) and so the same
 code runs under asv, under pytest and from the command line.
 
-Absent backends and dtypes raise :class:`~roofline.errors.BackendUnavailable`, a
-``NotImplementedError``, in setup: asv records the combination as skipped (null). The CUDA grid
-is measured once per asv run in ``setup_cache`` (one process: importing torch and making a CUDA
-context cost seconds per process, which would dominate a per-process GPU grid); every
-combination still builds its own pool, is validated, then timed. Its cached entries are plain
-floats and strings, so the per-combination processes never import torch.
+Each run measures once (:mod:`roofline.suite.run`, in asv's ``setup_cache``): the benchmarks read
+that one measurement, so a point's GFLOP/s, GB/s and roofline fraction share one timing and every
+derived figure shares one set of ceilings. The ``time_`` twins time the same step back to back in
+their own process (:func:`decode_twin`): asv's own view of the same kernel, and its samples.
+
+A combination this run did not choose, or that cannot run here (an absent backend or dtype, a
+matrix that does not fit the cache), raises :class:`~roofline.errors.BackendUnavailable`, a
+``NotImplementedError``: asv records it as skipped (NaN). A kernel that computed wrong values
+raises :class:`~roofline.errors.KernelMismatch`: asv records a failure. The CUDA grid is
+measured once per asv run in ``setup_cache`` too (one process: importing torch and making a CUDA
+context cost seconds per process); its cached entries are plain floats and strings, so the
+per-combination processes never import torch.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from ..errors import BackendUnavailable, KernelMismatch
-from ..host import blas_threads, cpu_count, llc_bytes
 from ..measure.backends import available, build_step, release_cuda
-from ..measure.ceilings import CEILING_KERNEL, Ceilings, gemm_peak, measure_ceilings, stream_bandwidth
-from ..measure.numpy_step import DecodeStep, Regime, decode_step
-from ..measure.step import DecodeMeasurement, measure_step
-from ..measure.sweep import SWEEP_BATCHES, sweep
+from ..measure.contention import limit_blas
+from ..measure.numpy_step import decode_step
+from ..measure.step import DecodeMeasurement, measure_step, measure_steps
 from ..model import guards
-from ..model.arithmetic import gemm_intensity, roofline_fraction
 from ..model.dtypes import SUITE
 from . import params
+from .run import PointResult, RunState, measure_run  # noqa: F401  (measure_run: the decode setup_cache)
+
+_said: set[str] = set()
 
 
 def _stderr(*lines: str) -> None:
-    """asv's stderr (``asv run --show-stderr``) is the benchmarks' one channel: what they say goes there."""
+    """asv's stderr (``asv run --show-stderr``) is the benchmarks' one channel; each line once per process."""
     for line in lines:
-        print(f"roofline: {line}", file=sys.stderr)
+        if line not in _said:
+            _said.add(line)
+            print(f"roofline: {line}", file=sys.stderr)
 
 
-def _warn(lines: list[str]) -> None:
+def _warn(lines: Sequence[str]) -> None:
     _stderr(*(f"warning: {line}" for line in lines))
 
 
-def _measure(step) -> DecodeMeasurement:
-    m = measure_step(step)
-    _warn(guards.noisy(m.spread, f"{m.backend} n={m.n} batch={m.batch}"))
-    return m
+def require(run: RunState | str) -> RunState:
+    """This run's measurement; what setup_cache said instead (a reason) raises: the benchmark is skipped.
+
+    Says once per process how the machine was (the contention headline) and the run's own warnings.
+    """
+    if not isinstance(run, RunState):
+        raise BackendUnavailable(str(run))
+    headline = run.conditions.headline()
+    if headline:
+        _stderr(headline)
+    _warn(run.warnings)
+    return run
 
 
-def decode_setup(n: int, batch: int, regime: Regime = "dram", dtype: str = SUITE.numpy) -> DecodeStep:
-    """Build and validate a decode step; print the guards that apply to it."""
-    step = decode_step(n, batch, dtype, regime)
-    if regime == "dram":
-        _warn(guards.working_set_fits_llc(step.pool_bytes, step.llc_bytes, f"n={n} batch={batch}"))
-        _warn(guards.llc_overridden(step.llc_bytes, llc_bytes()[1]))
-    _warn(guards.blas_threads_below_cores(blas_threads(), cpu_count()))
-    return step
+@dataclass(frozen=True)
+class Point:
+    """A decode point as the benchmarks read it: figures of one timing, as plain floats.
+
+    ``calls_per_sample``: the back-to-back calls each of the measurement's samples timed; the
+    ``time_`` twin takes asv's samples the same way (asv's ``number``).
+    """
+
+    key: tuple
+    seconds: float
+    gflops: float
+    gbps: float
+    calls_per_sample: int
+    fraction: float | None = None
+    fraction_failed: str = ""
+    blas_threads: int | None = None
 
 
-def decode_gflops(step: DecodeStep) -> float:
-    return float(_measure(step).gflops)
+def _point(
+    key: tuple, result: PointResult | None, what: str, fraction_failed: str = "", threads: int | None = None
+) -> Point:
+    if result is None:
+        raise BackendUnavailable(f"{what} was not measured in this run")
+    if result.status == "skipped":
+        raise BackendUnavailable(f"{what}: {result.reason}")
+    if result.status == "failed" or result.measurement is None:
+        raise KernelMismatch(f"{what}: {result.reason}")
+    _warn(result.warnings)
+    m = result.measurement
+    return Point(
+        key,
+        float(m.seconds),
+        float(m.gflops),
+        float(m.gbps),
+        int(m.calls_per_sample),
+        None if result.fraction is None else float(result.fraction),
+        fraction_failed,
+        threads,
+    )
 
 
-def decode_gbps(step: DecodeStep) -> float:
-    return float(_measure(step).gbps)
+def decode_point(run: RunState | str, regime: str, n: int, batch: int) -> Point:
+    """The measured point (regime "dram" or "cache"); skipped when not chosen or not cache-resident."""
+    run = require(run)
+    label = f"{'cache-resident ' if regime == 'cache' else ''}n={n} batch={batch}"
+    failed = run.ceilings_failed or ("" if run.hardware else "no ceilings were measured in this run")
+    return _point((regime, n, batch), run.points.get((regime, n, batch)), label, failed, run.blas_threads)
 
 
-def suite_ceilings() -> Ceilings:
-    """The ceilings the roofline-fraction tracks divide by (measured once per asv run)."""
-    return measure_ceilings(dtypes=(SUITE.numpy,), kinds=(CEILING_KERNEL,))
+def roofline_fraction(point: Point) -> float:
+    """Achieved ÷ attainable at the point's exact intensity, against this run's ceilings."""
+    if point.fraction is None:
+        raise KernelMismatch(f"no roofline fraction: {point.fraction_failed or 'not a DRAM point'}")
+    return point.fraction
 
 
-def decode_roofline_fraction(step: DecodeStep, ceilings: Ceilings) -> float:
-    """Achieved GFLOP/s ÷ min(peak, exact intensity · bandwidth), with the guards printed."""
-    m = _measure(step)
-    hw = ceilings.hardware
-    label = f"n={step.n} batch={step.batch}"
-    _warn(guards.above_ceiling(m.gbps, hw.bandwidth / 1e9, f"{label} bandwidth", "GB/s"))
-    _warn(guards.above_ceiling(m.gflops, hw.peak(SUITE.name) / 1e9, f"{label} FLOP rate", "GFLOP/s"))
-    intensity = gemm_intensity(step.n, step.batch, step.itemsize)
-    return float(roofline_fraction(m.gflops * 1e9, hw, intensity, SUITE.name))
+class _Twin:
+    """The measured point's step for asv's ``time_`` twin: built (and validated) on its first call,
+    with the BLAS on as many threads as the run's measurement had."""
+
+    steps: dict[tuple, object] = {}
+
+    def __init__(self, key: tuple, build, threads: int | None):
+        self.key, self.build, self.threads = key, build, threads
+
+    def __call__(self):
+        step = self.steps.get(self.key)
+        if step is None:
+            limit_blas(self.threads)
+            step = self.steps[self.key] = self.build()
+        return step()
 
 
-def bandwidth_gbps(kind: str) -> float:
-    """STREAM-style bandwidth of one kernel, GB/s: the median of its passes (the roof is ``add``)."""
-    bw = stream_bandwidth(kinds=(kind,))[kind]
-    _warn(guards.noisy(bw.spread, f"{kind} bandwidth"))
-    return float(bw.median / 1e9)
+def decode_twin(point: Point) -> _Twin:
+    """The same decode step the point measured, for asv to time back to back (asv's own samples)."""
+    regime, n, batch = point.key
+    return _Twin(point.key, lambda: decode_step(n, batch, SUITE.numpy, regime), point.blas_threads)
 
 
-def gemm_gflops(dtype: str) -> float:
-    """Square-GEMM rate, GFLOP/s: the median of its timed GEMMs."""
-    peak = gemm_peak(dtype)
-    _warn(guards.blas_threads_below_cores(peak.blas_threads, cpu_count()))
-    return float(peak.median / 1e9)
+def bandwidth_gbps(run: RunState | str, kind: str) -> float:
+    """This run's STREAM-style bandwidth of one kernel, GB/s (the roof is ``add``)."""
+    run = require(run)
+    if run.ceilings_failed:
+        raise KernelMismatch(run.ceilings_failed)
+    return float(run.bandwidth_gbps[kind])
 
 
-def observed_crossover(n: int | None = None) -> float:
-    """The knee of a batch sweep 1..1024 over a DRAM pool (n from ROOFLINE_SWEEP_N by default)."""
-    s = sweep(n or params.sweep_n(), SWEEP_BATCHES)
-    for m in s.points:
-        _warn(guards.noisy(m.spread, f"sweep n={m.n} batch={m.batch}"))
-    if not s.knee.within_sweep:
-        _warn([f"the knee ({s.knee.batch:.0f}) lies outside the sweep 1..{SWEEP_BATCHES[-1]}: extrapolated"])
-    return float(s.knee.batch)
+def gemm_gflops(run: RunState | str, dtype: str) -> float:
+    """This run's square-GEMM rate, GFLOP/s."""
+    run = require(run)
+    if run.ceilings_failed:
+        raise KernelMismatch(run.ceilings_failed)
+    return float(run.peak_gflops[dtype])
 
 
-def predicted_crossover() -> float:
-    """Crossover batch for float32 weights from measured ceilings: peak / bandwidth · 4 / 2."""
-    from ..model.arithmetic import crossover_batch
+def observed_crossover(run: RunState | str) -> float:
+    """The knee of this run's batch sweep 1..1024 over a DRAM pool (n: ROOFLINE_SWEEP_N)."""
+    run = require(run)
+    if run.observed_crossover is None:
+        raise KernelMismatch(run.crossover_failed or "no sweep was measured")
+    return float(run.observed_crossover)
 
-    c = suite_ceilings()
-    return float(crossover_batch(c.hardware, SUITE.bytes, SUITE.name))
+
+def predicted_crossover(run: RunState | str) -> float:
+    """Crossover batch for float32 weights from this run's ceilings: peak / bandwidth · 4 / 2."""
+    run = require(run)
+    if run.predicted_crossover is None:
+        raise KernelMismatch(run.ceilings_failed or "no ceilings were measured in this run")
+    return float(run.predicted_crossover)
+
+
+def quietness(run: RunState | str) -> float:
+    """Share of the cores' time that was the suite's while it measured (1.0: nobody else ran)."""
+    run = require(run)
+    if run.conditions.quietness is None:
+        raise BackendUnavailable("no /proc/stat here: CPU time not sampled")
+    return float(run.conditions.quietness)
+
+
+def reference_drift(run: RunState | str) -> float:
+    """The reference kernel's time per call at the end of the measurement ÷ at its start."""
+    run = require(run)
+    if run.conditions.reference_drift is None:
+        raise BackendUnavailable("the reference kernel was not timed")
+    return float(run.conditions.reference_drift)
+
+
+def sweep_n(run: RunState | str) -> float:
+    """The matrix size of this run's crossover sweep (ROOFLINE_SWEEP_N), recorded with the results."""
+    return float(require(run).sweep_n)
+
+
+def blas_threads(run: RunState | str) -> float:
+    """The threads the BLAS ran on in this run (fewer than the cores when others held some)."""
+    run = require(run)
+    if run.blas_threads is None:
+        raise BackendUnavailable("the BLAS's threads are unknown here")
+    return float(run.blas_threads)
+
+
+def llc_bytes(run: RunState | str) -> float:
+    """The last-level cache size this run sized its DRAM pools from (ROOFLINE_LLC_BYTES or the OS)."""
+    return float(require(run).llc_bytes)
 
 
 # ---- backends and the GPU (benchmarks/backends.py) ------------------------------------------
@@ -116,18 +212,57 @@ def predicted_crossover() -> float:
 #: The figures the CUDA class tracks, from one measurement per combination.
 GRID_FIELDS = ("gflops", "gbps", "seconds", "single_call_seconds")
 
+#: The backends of the CPU backend class, measured in this order (never interleaved: their
+#: thread pools would spin against each other).
+CPU_BACKENDS = ("numpy", "torch-cpu")
 
-def backend_setup(backend: str, dtype: str, n: int, batch: int):
-    """A validated step, or BackendUnavailable (asv: skipped) when absent here."""
-    return build_step(backend, dtype, n, batch)
+
+def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResult]:
+    """Measure every chosen (backend, dtype, n, batch) of the CPU backend class once; the rest keep why not."""
+    chosen = params.chosen(grid)
+    out: dict[tuple, PointResult] = {}
+    for backend in CPU_BACKENDS:
+        steps = {}
+        for dtype in ("fp32", "bf16"):
+            for n in grid.get("ROOFLINE_BACKEND_N", ()):
+                for batch in grid.get("ROOFLINE_BACKEND_BATCH", ()):
+                    key = (backend, dtype, n, batch)
+                    if n not in chosen["ROOFLINE_BACKEND_N"] or batch not in chosen["ROOFLINE_BACKEND_BATCH"]:
+                        out[key] = PointResult("skipped", "not chosen this run (ROOFLINE_BACKEND_N, _BATCH)")
+                        continue
+                    try:
+                        steps[key] = build_step(backend, dtype, n, batch)
+                    except BackendUnavailable as exc:
+                        out[key] = PointResult("skipped", str(exc))
+                    except KernelMismatch as exc:
+                        out[key] = PointResult("failed", str(exc))
+        for key, m in zip(steps, measure_steps(list(steps.values())), strict=True):
+            label = f"{m.backend} {key[1]} n={m.n} batch={m.batch}"
+            notes = guards.noisy(m.spread, label)
+            if m.threads is not None:
+                notes.append(f"{m.backend} ran on {m.threads} torch thread(s)")
+            out[key] = PointResult("ok", measurement=m, warnings=tuple(notes))
+    return out
 
 
-def backend_measure(step) -> DecodeMeasurement:
-    """Warm-up, then the median of timed samples (device-timed on CUDA)."""
-    m = _measure(step)
-    if m.threads is not None:
-        _stderr(f"{m.backend} ran on {m.threads} torch thread(s)")
-    return m
+def backend_point(grid: Mapping[tuple, PointResult] | str, backend: str, dtype: str, n: int, batch: int) -> Point:
+    """The measured combination; skipped when absent here or not chosen."""
+    if isinstance(grid, str):
+        raise BackendUnavailable(grid)
+    key = (backend, dtype, n, batch)
+    return _point(key, grid.get(key), f"{backend} {dtype} n={n} batch={batch}")
+
+
+def backend_twin(point: Point) -> _Twin:
+    """The same step the combination measured, for asv to time back to back."""
+    backend, dtype, n, batch = point.key
+    return _Twin(point.key, lambda: build_step(backend, dtype, n, batch), None)
+
+
+def cuda_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, dict[str, object]]:
+    """The CUDA class's setup_cache: :func:`gpu_grid` over the chosen dtypes, sizes and batches."""
+    chosen = params.chosen(grid)
+    return gpu_grid(chosen["ROOFLINE_GPU_DTYPES"], chosen["ROOFLINE_GPU_N"], chosen["ROOFLINE_GPU_BATCH"])
 
 
 def gpu_grid(
@@ -156,6 +291,19 @@ def gpu_grid(
     return grid
 
 
+def _measure(step) -> DecodeMeasurement:
+    m = measure_step(step)
+    _warn(guards.noisy(m.spread, f"{m.backend} n={m.n} batch={m.batch}"))
+    return m
+
+
+def cuda_point(grid: dict | str, backend: str, dtype: str, n: int, batch: int) -> dict[str, object]:
+    """The cached CUDA entry (:func:`grid_entry`); skipped when setup_cache could not measure."""
+    if isinstance(grid, str):
+        raise BackendUnavailable(grid)
+    return grid_entry(grid, backend, dtype, n, batch)
+
+
 def grid_entry(grid: dict, backend: str, dtype: str, n: int, batch: int) -> dict[str, object]:
     """The cached entry, re-raising what made it absent (asv: skipped) or wrong (asv: failed)."""
     entry = grid.get((backend, dtype, n, batch))
@@ -171,6 +319,11 @@ def grid_entry(grid: dict, backend: str, dtype: str, n: int, batch: int) -> dict
 def grid_value(entry: dict[str, object], field: str, scale: float = 1.0) -> float:
     """One figure of a measured entry as a plain float (asv needs a float)."""
     return float(entry[field]) * scale
+
+
+def overhead_available(backend: str) -> None:
+    """BackendUnavailable (asv: skipped) when ``backend`` cannot run fp32 here."""
+    available(backend, "fp32")
 
 
 def overhead_us(backend: str, dtype: str, which: str) -> float:

@@ -21,3 +21,8 @@ OBSERVED_CROSSOVER = "crossover.Crossover.track_observed_crossover_batch"
 PREDICTED_CROSSOVER = "crossover.Crossover.track_predicted_crossover_batch"
 #: The overhead roof in µs, param backend: {} is "single" (one call alone) or "amortized".
 OVERHEAD = "backends.CallOverhead.track_{}_call"
+#: How the machine was while the run measured (roofline.suite.run): share of CPU time that was the
+#: suite's (fraction), the reference kernel's end ÷ start time (ratio), the BLAS threads used.
+QUIETNESS = "conditions.RunConditions.track_quietness"
+REFERENCE_DRIFT = "conditions.RunConditions.track_reference_drift"
+BLAS_THREADS_USED = "conditions.RunConditions.track_blas_threads"

@@ -1,14 +1,23 @@
-"""The suite's parameters, read from environment variables so a quick run can shrink them.
+"""Which of the suite's parameters run, chosen by environment variables so a quick run can shrink them.
+
+The grid itself is fixed in code (``GRID`` in benchmarks/common.py): benchmarks.json, which asv files
+history under, never changes with the environment. The variables choose which of its combinations
+run; asv records the others as skipped (NaN), so a run at other sizes never empties a graph.
 
 ``ROOFLINE_N`` (default ``2048,8192``), ``ROOFLINE_BATCH`` (default ``1,8,64,512``) and
-``ROOFLINE_CACHE_N`` (default ``1024,2048``, the cache-resident class) and ``ROOFLINE_SWEEP_N``
-(default ``4096``, the crossover sweep): comma-separated positive integers. Anything else is a
-BadInput naming the variable.
+``ROOFLINE_CACHE_N`` (default ``1024,2048``, the cache-resident class), the backend and GPU classes'
+variables below, and ``ROOFLINE_SWEEP_N`` (default ``4096``, the crossover sweep, no asv parameter):
+comma-separated positive integers, each among the grid's values. Anything else is a BadInput naming
+the variable.
 """
 
 from __future__ import annotations
 
+import ast
 import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 from ..errors import BadInput
 from ..host import gpu_present
@@ -123,3 +132,94 @@ def gpu_dtypes() -> tuple[str, ...]:
     """dtypes of the CUDA class (``ROOFLINE_GPU_DTYPES``)."""
     text = os.environ.get("ROOFLINE_GPU_DTYPES")
     return GPU_DTYPES if text is None else dtypes_from(text, "ROOFLINE_GPU_DTYPES")
+
+
+# ---- the fixed grid and what the variables choose of it ----------------------------------------
+
+#: What each variable chooses: the values to run (their defaults above).
+CHOOSERS: dict[str, Callable[[], tuple]] = {
+    "ROOFLINE_N": sizes,
+    "ROOFLINE_BATCH": batches,
+    "ROOFLINE_CACHE_N": cache_sizes,
+    "ROOFLINE_BACKEND_N": backend_sizes,
+    "ROOFLINE_BACKEND_BATCH": backend_batches,
+    "ROOFLINE_GPU_N": gpu_sizes,
+    "ROOFLINE_GPU_BATCH": gpu_batches,
+    "ROOFLINE_GPU_DTYPES": gpu_dtypes,
+}
+
+#: Each parameterized class and the variable that chooses each of its parameters (None: all run).
+CHOSEN_BY: dict[str, tuple[str | None, ...]] = {
+    "decode.DecodeDRAM": ("ROOFLINE_N", "ROOFLINE_BATCH"),
+    "decode.DecodeRooflineFraction": ("ROOFLINE_N", "ROOFLINE_BATCH"),
+    "decode.DecodeCacheResident": ("ROOFLINE_CACHE_N", "ROOFLINE_BATCH"),
+    "backends.BackendDecode": (None, None, "ROOFLINE_BACKEND_N", "ROOFLINE_BACKEND_BATCH"),
+    "backends.CudaDecode": (None, "ROOFLINE_GPU_DTYPES", "ROOFLINE_GPU_N", "ROOFLINE_GPU_BATCH"),
+}
+
+#: The file that holds the grid, in asv's benchmark_dir.
+GRID_FILE = "common.py"
+
+
+def chosen(grid: Mapping[str, Sequence[object]]) -> dict[str, tuple]:
+    """Every variable's choice, checked against ``grid``; BadInput naming the variable and the grid's values."""
+    out = {}
+    for name, values in grid.items():
+        if name not in CHOOSERS:
+            continue
+        choice = CHOOSERS[name]()
+        off = [v for v in choice if v not in values]
+        if off:
+            raise BadInput(
+                f"{name}: {', '.join(map(str, off))} not in the suite's fixed grid "
+                f"({', '.join(map(str, values))}; GRID in benchmarks/{GRID_FILE})"
+            )
+        out[name] = choice
+    return out
+
+
+def read_grid(benchmark_dir: str | os.PathLike) -> dict[str, tuple] | None:
+    """The ``GRID = {...}`` literal of benchmark_dir/common.py, read without importing it; None if absent."""
+    path = Path(benchmark_dir) / GRID_FILE
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if target is None and isinstance(node, ast.AnnAssign):
+            target = node.target
+        if isinstance(target, ast.Name) and target.id == "GRID" and node.value is not None:
+            try:
+                grid = ast.literal_eval(node.value)
+            except ValueError:
+                return None
+            return {str(k): tuple(v) for k, v in grid.items()} if isinstance(grid, dict) else None
+    return None
+
+
+def selection(grid: Mapping[str, Sequence[object]], only: str | None = None) -> list[str]:
+    """asv ``--bench`` regexes that run exactly the chosen combinations (and every other benchmark).
+
+    asv would start a process for each combination of the grid only to skip it; these spare it.
+    ``only``: a user's regex; the selection is narrowed to the names it matches.
+    """
+    picked = chosen(grid)
+    narrow = f"(?=.*(?:{only}))" if only else ""
+    out = []
+    for cls, variables in CHOSEN_BY.items():
+        parts = []
+        for var in variables:
+            if var is None:
+                parts.append(r"[^,()]+")
+            else:
+                parts.append("(?:" + "|".join(re.escape(_asv_repr(v)) for v in picked.get(var, ())) + ")")
+        out.append(f"^{narrow}{re.escape(cls)}\\.[^.(]+\\(" + ", ".join(parts) + r"\)$")
+    others = "|".join(re.escape(cls) + r"\." for cls in CHOSEN_BY)
+    out.append(f"^{narrow}(?!{others})")
+    return out
+
+
+def _asv_repr(value: object) -> str:
+    """A parameter value as asv names it in a benchmark's parameterized name (its repr)."""
+    return repr(value)

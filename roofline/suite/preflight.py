@@ -26,11 +26,14 @@ def check_results_dir(results: Path) -> None:
     check_folder(results, "results folder")
 
 
-def preflight(results: Path = Path(".asv/results")) -> list[str]:
-    """Validate the suite's parameters, the LLC figure, memory and the results folder.
+def preflight(results: Path = Path(".asv/results"), benchmark_dir: Path = Path("benchmarks")) -> list[str]:
+    """Validate the suite's parameters (each among the fixed grid's), the LLC figure, memory and the results folder.
 
     Returns lines describing the plan; raises BadInput (exit 2) on the first problem.
     """
+    grid = params.read_grid(benchmark_dir)
+    if grid is not None:
+        params.chosen(grid)
     sizes, batches, cache_sizes = params.sizes(), params.batches(), params.cache_sizes()
     params.sweep_n()
     llc, source = llc_bytes()

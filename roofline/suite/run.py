@@ -1,0 +1,196 @@
+"""One asv run's measurement, made once: what the suite's ``setup_cache`` returns to every benchmark.
+
+:func:`measure_run` samples the machine before measuring (:func:`~roofline.measure.contention.sample_cpu`),
+times a reference kernel, measures the ceilings **once**, every chosen decode point **once** (DRAM and
+cache-resident together, their samples interleaved) and the crossover sweep, then times the reference
+again. Every benchmark of the run reads this one :class:`RunState`: a point's GFLOP/s, GB/s, time per
+call and roofline fraction come from the same timing, and every derived figure (fraction, ridge,
+predicted crossover) from the same ceilings: the figures the ceiling benchmarks record.
+
+A point or a part that cannot be measured keeps its reason (skipped: not chosen, not cache-resident;
+failed: a kernel that computes wrong values) instead of failing the whole run. Nothing here prints:
+the warnings travel with the state and :mod:`roofline.suite.harness` prints them to asv's stderr.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from ..errors import BackendUnavailable, BadInput, KernelMismatch
+from ..host import blas_threads, cpu_count, llc_bytes
+from ..measure.ceilings import CEILING_KERNEL, measure_ceilings
+from ..measure.contention import Watch, blas_limit, sample_cpu
+from ..measure.numpy_step import decode_step
+from ..measure.step import DecodeMeasurement, measure_steps
+from ..measure.sweep import SWEEP_BATCHES, sweep
+from ..model import guards
+from ..model.arithmetic import crossover_batch, gemm_intensity, roofline_fraction
+from ..model.contention import Conditions, blas_threads_for, flat_timing
+from ..model.dtypes import SUITE, by_numpy
+from ..model.hardware import Hardware
+from . import params
+
+#: The variable choosing each decode regime's n (the batches: ROOFLINE_BATCH).
+REGIME_N = {"dram": "ROOFLINE_N", "cache": "ROOFLINE_CACHE_N"}
+
+
+@dataclass(frozen=True)
+class PointResult:
+    """One decode combination of the grid: measured ("ok"), "skipped" or "failed", with the reason."""
+
+    status: str
+    reason: str = ""
+    measurement: DecodeMeasurement | None = None
+    fraction: float | None = None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunState:
+    """What one run measured; plain data, pickled by asv into each benchmark's process.
+
+    ``bandwidth_gbps`` and ``peak_gflops`` are the figures the ceiling benchmarks record, and the only
+    ones the derived figures use. ``chosen``: the variables' choices (the sizes this run used);
+    ``blas_threads``: the threads the BLAS ran on (the ``time_`` twins use as many).
+    """
+
+    chosen: Mapping[str, tuple]
+    llc_bytes: int
+    llc_source: str
+    sweep_n: int
+    conditions: Conditions
+    bandwidth_gbps: Mapping[str, float] = field(default_factory=dict)
+    peak_gflops: Mapping[str, float] = field(default_factory=dict)
+    ceilings_failed: str = ""
+    points: Mapping[tuple[str, int, int], PointResult] = field(default_factory=dict)
+    observed_crossover: float | None = None
+    crossover_failed: str = ""
+    warnings: tuple[str, ...] = ()
+    blas_threads: int | None = None
+
+    @property
+    def hardware(self) -> Hardware | None:
+        """This run's roofs, built from exactly the figures the ceiling benchmarks record."""
+        return roofs(self.bandwidth_gbps, self.peak_gflops)
+
+    @property
+    def predicted_crossover(self) -> float | None:
+        hw = self.hardware
+        return crossover_batch(hw, SUITE.bytes, SUITE.name) if hw is not None else None
+
+
+def roofs(bandwidth_gbps: Mapping[str, float], peak_gflops: Mapping[str, float]) -> Hardware | None:
+    """The Hardware of recorded ceilings (GB/s per STREAM kernel, GFLOP/s per numpy dtype); None without both."""
+    roof = bandwidth_gbps.get(CEILING_KERNEL)
+    peaks = {by_numpy(d).name: v * 1e9 for d, v in peak_gflops.items() if v}
+    if not roof or not peaks:
+        return None
+    return Hardware(platform.node() or "this machine", peaks, roof * 1e9, source="measured in this run")
+
+
+def _ceilings(state: dict) -> None:
+    try:
+        c = measure_ceilings()
+    except (KernelMismatch, BadInput) as exc:
+        state["ceilings_failed"] = str(exc)
+        return
+    hw = c.hardware
+    # the roof is the figure hardware_from() makes of the roof kernel; the other kernels alike
+    pick = "best" if hw.bandwidth == c.bandwidth[CEILING_KERNEL].best else "median"
+    state["bandwidth_gbps"] = {k: getattr(bw, pick) / 1e9 for k, bw in c.bandwidth.items()}
+    state["peak_gflops"] = {d: hw.peak_flops[by_numpy(d).name] / 1e9 for d in c.peaks}
+    state["warnings"] += [w for k, bw in c.bandwidth.items() for w in guards.noisy_passes(bw.spread, f"{k} bandwidth")]
+
+
+def _points(chosen: Mapping[str, tuple], grid: Mapping[str, Sequence[int]]) -> dict:
+    """Build every chosen step, then time them together; the rest of the grid keeps why not."""
+    points: dict[tuple[str, int, int], PointResult] = {}
+    steps = {}
+    for regime, var in REGIME_N.items():
+        for n in grid.get(var, ()):
+            for b in grid.get("ROOFLINE_BATCH", ()):
+                key = (regime, n, b)
+                if n not in chosen.get(var, ()) or b not in chosen.get("ROOFLINE_BATCH", ()):
+                    points[key] = PointResult("skipped", f"not chosen this run ({var}, ROOFLINE_BATCH)")
+                    continue
+                try:
+                    steps[key] = decode_step(n, b, SUITE.numpy, regime)
+                except BackendUnavailable as exc:
+                    points[key] = PointResult("skipped", str(exc))
+                except KernelMismatch as exc:
+                    points[key] = PointResult("failed", str(exc))
+    for key, m in zip(steps, measure_steps(list(steps.values())), strict=True):
+        points[key] = PointResult("ok", measurement=m)
+    return points
+
+
+def _judge(points: dict, hw: Hardware | None, llc: tuple[int, str]) -> None:
+    """Each measured point's fraction of this run's roof and its guards."""
+    threads = guards.blas_threads_below_cores(blas_threads(), cpu_count())
+    for key, p in list(points.items()):
+        m = p.measurement
+        if m is None:
+            continue
+        regime, n, b = key
+        label = f"{'cache-resident ' if regime == 'cache' else ''}n={n} batch={b}"
+        warnings = guards.noisy(m.spread, label) + threads
+        fraction = None
+        if regime == "dram":
+            warnings += guards.working_set_fits_llc(m.pool_bytes, m.llc_bytes, label)
+            warnings += guards.llc_overridden(m.llc_bytes, llc[1])
+        if hw is not None:
+            warnings += guards.above_ceiling(m.gbps, hw.bandwidth / 1e9, f"{label} bandwidth", "GB/s")
+            warnings += guards.above_ceiling(m.gflops, hw.peak(SUITE.name) / 1e9, f"{label} FLOP rate", "GFLOP/s")
+            if regime == "dram":
+                fraction = roofline_fraction(m.gflops * 1e9, hw, gemm_intensity(n, b, m.bytes_per_param), SUITE.name)
+        points[key] = PointResult("ok", measurement=m, fraction=fraction, warnings=tuple(warnings))
+
+
+def measure_run(grid: Mapping[str, Sequence[object]], sample_s: float = 1.5) -> RunState:
+    """Measure everything this run's benchmarks read, once (see the module's docstring).
+
+    ``grid``: benchmarks/common.py's GRID; the variables' choices must lie in it (BadInput otherwise).
+    When the sample before measuring finds other threads runnable, the BLAS runs on the cores they
+    leave (:func:`~roofline.model.contention.blas_threads_for`) and the run says so: it is flagged.
+    """
+    chosen = params.chosen(grid)
+    sweep_n = params.sweep_n()
+    llc = llc_bytes()
+    before = sample_cpu(sample_s)
+    cores = blas_threads() or cpu_count()
+    threads = blas_threads_for(cores, before.run_queue)
+    with blas_limit(threads if threads < cores else None):
+        state = _measure(chosen, grid, sweep_n, llc, Watch(replace(before, blas_threads=threads, cores=cores)))
+    return RunState(chosen, llc[0], llc[1], sweep_n, blas_threads=threads, **state)
+
+
+def _measure(chosen, grid, sweep_n: int, llc: tuple[int, str], watch: Watch) -> dict:
+    watch.start()
+    state: dict = {"warnings": []}
+    _ceilings(state)
+    points = _points(chosen, grid)
+    _judge(points, roofs(state.get("bandwidth_gbps", {}), state.get("peak_gflops", {})), llc)
+    state["points"] = points
+    try:
+        s = sweep(sweep_n, SWEEP_BATCHES)
+        state["observed_crossover"] = float(s.knee.batch)
+        state["warnings"] += [w for m in s.points for w in guards.noisy(m.spread, f"sweep n={m.n} batch={m.batch}")]
+        if not s.knee.within_sweep:
+            state["warnings"].append(
+                f"the knee ({s.knee.batch:.0f}) lies outside the sweep 1..{SWEEP_BATCHES[-1]}: extrapolated"
+            )
+    except (KernelMismatch, BadInput) as exc:
+        state["crossover_failed"] = str(exc)
+    timed = [p.measurement for p in points.values() if p.measurement is not None]
+    flat = flat_timing([(m.seconds, 2.0 * m.n * m.n * m.batch, _bytes(m)) for m in timed])
+    state["conditions"] = watch.stop(flat)
+    state["warnings"] = tuple(state["warnings"])
+    return state
+
+
+def _bytes(m: DecodeMeasurement) -> float:
+    """Bytes one call of a measured step moves (W, X and Y)."""
+    item = m.bytes_per_param or SUITE.bytes
+    return float(item * (m.n * m.n + 2 * m.n * m.batch))

@@ -1,0 +1,164 @@
+"""One run's measurement (roofline.suite.run) and what the benchmarks read of it (suite.harness).
+
+Measured once for the module at tiny sizes: every figure of a point comes from one timing, every
+derived figure from the one set of ceilings the ceiling benchmarks record.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+from pathlib import Path
+
+import pytest
+
+from roofline.errors import BackendUnavailable, BadInput, KernelMismatch
+from roofline.measure import ceilings as ceilings_module
+from roofline.model.arithmetic import attainable, crossover_batch, gemm_intensity
+from roofline.suite import harness, params, run
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from benchmarks.common import GRID  # noqa: E402
+
+SMALL = {
+    "ROOFLINE_N": "256",
+    "ROOFLINE_BATCH": "1,8",
+    "ROOFLINE_CACHE_N": "256",
+    "ROOFLINE_SWEEP_N": "256",
+    "ROOFLINE_LLC_BYTES": "1M",
+}
+
+
+def small_ceilings(**kwargs):
+    return ceilings_module.measure_ceilings(gemm_n=256, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in SMALL.items():
+            mp.setenv(k, v)
+        mp.setenv("ROOFLINE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        mp.setattr(run, "measure_ceilings", small_ceilings)
+        state = run.measure_run(GRID, sample_s=0.2)
+        yield state
+
+
+def test_every_chosen_point_is_measured_and_the_rest_say_why_not(measured):
+    ok = {k for k, p in measured.points.items() if p.status == "ok"}
+    assert ok == {("dram", 256, 1), ("dram", 256, 8), ("cache", 256, 1), ("cache", 256, 8)}
+    assert measured.points[("dram", 2048, 64)].status == "skipped"
+    assert "not chosen" in measured.points[("dram", 2048, 64)].reason
+    assert measured.chosen["ROOFLINE_N"] == (256,) and measured.sweep_n == 256
+    with pytest.raises(BackendUnavailable, match="not chosen"):
+        harness.decode_point(measured, "dram", 2048, 64)
+
+
+def test_one_timing_per_point_gbps_times_intensity_is_gflops(measured):
+    for (regime, n, b), p in measured.points.items():
+        if p.status != "ok":
+            continue
+        point = harness.decode_point(measured, regime, n, b)
+        m = p.measurement
+        assert point.gflops == pytest.approx(2 * n * n * b / m.seconds / 1e9, rel=1e-12)
+        assert point.gbps * gemm_intensity(n, b, 4) == pytest.approx(point.gflops, rel=1e-12)
+        assert isinstance(point.gflops, float) and isinstance(point.gbps, float)
+        assert point.calls_per_sample == m.calls_per_sample >= 1
+
+
+def test_one_set_of_ceilings_for_every_derived_figure(measured):
+    hw = measured.hardware
+    roof = harness.bandwidth_gbps(measured, "add")
+    peak = harness.gemm_gflops(measured, "float32")
+    assert hw.bandwidth == roof * 1e9 and hw.peak("fp32") == peak * 1e9  # the recorded figures, exactly
+    assert harness.predicted_crossover(measured) == crossover_batch(hw, 4, "fp32")
+    for b in (1, 8):
+        point = harness.decode_point(measured, "dram", 256, b)
+        want = point.gflops * 1e9 / attainable(hw, gemm_intensity(256, b, 4), "fp32")
+        assert harness.roofline_fraction(point) == pytest.approx(want, rel=1e-12)
+    with pytest.raises(KernelMismatch, match="not a DRAM point"):
+        harness.roofline_fraction(harness.decode_point(measured, "cache", 256, 1))
+
+
+def test_the_run_records_its_conditions_and_sizes(measured):
+    c = measured.conditions
+    assert c.reference_drift is not None and c.reference_drift > 0
+    if c.lost_share is not None:  # Linux
+        assert 0.0 <= harness.quietness(measured) <= 1.0
+    assert harness.sweep_n(measured) == 256.0 and harness.llc_bytes(measured) == 2.0**20
+    assert harness.blas_threads(measured) >= 1
+    assert harness.observed_crossover(measured) > 0
+
+
+def test_the_state_pickles_for_asv(measured):
+    again = pickle.loads(pickle.dumps(measured))
+    assert again.points == measured.points and again.conditions == measured.conditions
+
+
+def test_the_time_twin_builds_the_same_step_on_its_first_call(measured, monkeypatch, tmp_path):
+    monkeypatch.setenv("ROOFLINE_LLC_BYTES", "1M")
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))
+    point = harness.decode_point(measured, "dram", 256, 8)
+    twin = harness.decode_twin(point)
+    out = twin()
+    assert out.shape == (256, 8)
+    assert harness.decode_twin(point).steps[point.key] is twin.steps[point.key]  # built once per process
+
+
+def test_a_reason_instead_of_a_state_skips_every_benchmark():
+    with pytest.raises(NotImplementedError, match="no roofline.suite.harness"):
+        harness.require("roofline at this commit has no roofline.suite.harness")
+    with pytest.raises(NotImplementedError):
+        harness.decode_point("skipped: why", "dram", 256, 1)
+
+
+def test_failed_ceilings_fail_what_divides_by_them(measured):
+    broken = run.RunState(
+        measured.chosen, 1, "x", 256, measured.conditions, ceilings_failed="the add kernel computed wrong values"
+    )
+    with pytest.raises(KernelMismatch, match="wrong values"):
+        harness.bandwidth_gbps(broken, "add")
+    with pytest.raises(KernelMismatch, match="wrong values"):
+        harness.predicted_crossover(broken)
+
+
+def test_a_choice_off_the_grid_is_one_line_naming_the_variable(monkeypatch):
+    monkeypatch.setenv("ROOFLINE_N", "3000")
+    with pytest.raises(BadInput, match=r"ROOFLINE_N: 3000 not in the suite's fixed grid \(256, 1024, 2048, 8192"):
+        params.chosen(GRID)
+
+
+def test_the_grid_is_read_without_importing_the_benchmarks():
+    assert params.read_grid(ROOT / "benchmarks") == GRID
+    assert params.read_grid(ROOT / "no-such-folder") is None
+
+
+def test_an_older_package_skips_its_benchmarks_instead_of_failing():
+    """benchmarks/ comes from the working tree, the package from the commit: what it lacks means skipped."""
+    from benchmarks import common
+
+    absent = common._Guarded("roofline.no_such_module")
+    with pytest.raises(NotImplementedError, match="no roofline.no_such_module"):
+        getattr(absent, "anything")  # noqa: B009
+    with pytest.raises(NotImplementedError, match=r"no roofline.suite.harness.no_such_function"):
+        getattr(common.suite, "no_such_function")  # noqa: B009
+    assert "no_such_function" in common.measured("no_such_function")  # setup_cache: a reason, not a failure
+    with pytest.raises(NotImplementedError):
+        harness.require(common.measured("no_such_function"))
+
+
+def test_self_timed_steps_alone_are_measured_each_on_its_own(monkeypatch):
+    from roofline.measure import step as step_module
+
+    class SelfTimed:
+        n, batch, dtype, regime, backend, itemsize, pool_bytes, llc_bytes = 64, 1, "float32", "dram", "x", 4, 0, 0
+        flops, bytes_moved = 2.0 * 64 * 64, 4.0 * 64 * 66
+
+        def time(self, repeats, warmup):
+            from roofline.measure.timing import Timing
+
+            return Timing(per_call=(1e-5,) * repeats, number=1, single_call=1e-5), "device"
+
+    got = step_module.measure_steps([SelfTimed(), SelfTimed()])
+    assert [m.seconds for m in got] == [1e-5, 1e-5]
