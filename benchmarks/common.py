@@ -13,6 +13,12 @@ the benchmark as skipped, never failed. So every commit of the history can be be
 """
 
 import importlib
+import types
+
+try:
+    from roofline.units import better
+except ImportError:  # an older roofline (asv runs benchmarks/ against every commit): asv's own names
+    better = None
 
 #: The suite's parameter grid. Each variable chooses among its values; their defaults are what ran
 #: before the grid was fixed (roofline.suite.params), so the recorded history keeps its graphs.
@@ -73,6 +79,29 @@ class Benchmark:
     rounds = 1
     repeat = (10, 20, 10.0)
     warmup_time = 0.05
+    #: False for figures with no better way (the run's conditions): their names say no direction
+    directional = True
+
+    def __init_subclass__(cls, **kwargs):
+        """Name each ``track_`` with a direction in asv's HTML: asv reads every number as lower-is-better.
+
+        asv shows ``pretty_name`` in its page; "[GFLOP/s, higher is better]" says which way a graph
+        reads. An inherited track gets its own copy of the function first (same code, so the same
+        asv version hash), so that the name says its own class.
+        """
+        super().__init_subclass__(**kwargs)
+        for name in dir(cls):
+            fn = getattr(cls, name)
+            way = better(getattr(fn, "unit", "")) if better and cls.directional and name.startswith("track_") else None
+            if way is None:
+                continue
+            if name not in vars(cls):
+                own = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+                own.__dict__.update(fn.__dict__)
+                own.__qualname__, own.__module__, own.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+                setattr(cls, name, own)
+                fn = own
+            fn.pretty_name = f"{cls.__name__}.{name} [{fn.unit}, {way} is better]"
 
 
 class Measured(Benchmark):

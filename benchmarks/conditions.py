@@ -10,6 +10,8 @@ from .common import Measured, suite
 class RunConditions(Measured):
     """The run's conditions (roofline.measure.contention) and the sizes that are no asv parameter."""
 
+    directional = False  # facts about the run, neither better higher nor lower
+
     def setup(self, run):
         suite.require(run)
 

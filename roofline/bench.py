@@ -19,6 +19,7 @@ the report's first line and exits 3 too, after everything was recorded, publishe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -28,7 +29,9 @@ from pathlib import Path
 
 from .errors import BadInput, Interrupted
 from .files import atomic_write
+from .host import llc_bytes
 from .interrupt import run_child, signals_raise
+from .model.guards import llc_overridden
 from .suite.preflight import preflight
 
 #: The exit status of a run stopped, or measured, on a busy machine (without --allow-busy).
@@ -178,7 +181,12 @@ def run_bench(
 
             # asv's machine file, non-interactively, with roofline's keys (the GPU's name too: the same
             # entry as `roofline machine` writes, so the key does not flip between the two)
-            machine, _, _ = register(machine, gpu=gpu_facts(), say=_say)
+            machine, _, retired = register(machine, gpu=gpu_facts())
+            if retired:
+                _say(
+                    f"machine {machine!r} still has keys roofline no longer writes ({', '.join(retired)}): "
+                    f"`roofline machine --migrate {results}` takes them out of its results too, history kept whole"
+                )
             folder = results / machine
             before = _snapshot(folder)
             return _run(results, html, machine, commit, same_python, bench, stage, allow_busy)
@@ -252,7 +260,7 @@ def _run(
     stage[0] = "asv publish"
     publish_rc = _asv("publish")
     if publish_rc == 0:
-        print(f"roofline: HTML in {(html / 'index.html').resolve()} (serve it with: asv preview)")
+        publish_rc = _offline(html)
     status = 0 if asv_rc == 0 and publish_rc == 0 else 1
     if asv_rc != 0:
         print("roofline: some benchmarks failed (see above); the others are recorded", file=sys.stderr)
@@ -273,6 +281,21 @@ def _own_cpu() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
+def _offline(html: Path) -> int:
+    """asv's page made to work without the internet (its CDN libraries from roofline); 0, or 1 if it could not."""
+    from .suite.offline_html import make_offline
+
+    try:
+        notes = make_offline(html)
+    except BadInput as exc:
+        print(f"roofline: {exc}", file=sys.stderr)
+        return 1
+    for line in notes:
+        print(f"roofline: HTML: {line}")
+    print(f"roofline: HTML in {(html / 'index.html').resolve()}, works offline (serve it with: roofline serve)")
+    return 0
+
+
 def _report(results: Path, machine: str, commit: str, html: Path, lost_during: float | None) -> str | None:
     """Print the report of the results just recorded; return its contention headline, if any."""
     from .report.cpu import render_text
@@ -280,6 +303,13 @@ def _report(results: Path, machine: str, commit: str, html: Path, lost_during: f
 
     try:
         report = report_from_results(results, machine=machine, commit=commit, lost_during_run=lost_during)
+        # The machine file keeps the OS's LLC (a stable fact); the run just made sized its pools in this
+        # environment, so a ROOFLINE_LLC_BYTES override is the LLC this report is about.
+        llc, source = llc_bytes()
+        if source == "ROOFLINE_LLC_BYTES":
+            facts = {**report.facts, "llc_bytes": llc, "llc_source": source}
+            warnings = (*report.warnings, *llc_overridden(float(llc), source))
+            report = dataclasses.replace(report, facts=facts, warnings=warnings)
     except BadInput as exc:
         print(f"roofline: no report: {exc}", file=sys.stderr)
         return None

@@ -288,6 +288,13 @@ def _add_decode(sub: argparse._SubParsersAction) -> None:
         help="kept for compatibility: rows that do not fit are shown (fits = no) by default",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument(
+        "--measure",
+        action="store_true",
+        help="with --hardware local: also decode the model (random weights, transformers and plain torch) here "
+        f"and hold each step against the bound (context default {MEASURE_CONTEXT}; slice it with --layers)",
+    )
+    p.add_argument("--steps", type=positive_int, default=7, help="timed decode steps per batch with --measure")
     g = p.add_argument_group("model shape (with --model custom, or to change a preset)")
     for name in SETTABLE_FIELDS:
         g.add_argument(f"--{name.replace('_', '-')}", type=positive_int, metavar="N")
@@ -337,6 +344,8 @@ def _run_decode(args: argparse.Namespace) -> int:
     base = None if args.model.strip().lower() == "custom" else lookup_model(args.model)
     model = custom_model(base, **shape)
     flags = _decode_flags(args)
+    if args.measure:
+        return _run_measured_decode(args, base, model, flags)
     check_inputs(model, **flags)  # before measuring the local machine
     setup = DecodeSetup(model, resolve_hardware(args.hardware), compute_dtype=args.compute_dtype, **flags)
     if args.require_fit:
@@ -346,6 +355,45 @@ def _run_decode(args: argparse.Namespace) -> int:
         emit_json(result.as_dict())
     else:
         print("\n".join(format_estimate(result)))
+    return 0
+
+
+#: Tokens prefilled before the timed decode steps of --measure when --context is not given (a CPU prefills slowly).
+MEASURE_CONTEXT = 256
+
+
+def _run_measured_decode(args: argparse.Namespace, base, model, flags: dict[str, object]) -> int:
+    """--measure: the bound on this machine's ceilings, then the model decoded here against it."""
+    from .measure.llm_build import MODEL_DTYPES, import_transformers
+    from .measure.llm_decode import hold_against_bound, local_hardware, measure_model_decode
+    from .model.decode import DecodeSetup, check_inputs, estimate
+    from .report.decode import LOCAL, format_estimate, format_measured, measured_dict
+
+    if args.hardware.strip().lower() != LOCAL:
+        raise BadInput(f"--measure decodes on this machine: give --hardware {LOCAL}, not {args.hardware!r}")
+    if flags["dtype"] not in MODEL_DTYPES or args.quant is not None:
+        raise BadInput(f"--measure runs the model in {', '.join(MODEL_DTYPES)}, not {flags['dtype']}")
+    if flags["tp"] != 1:
+        raise BadInput("--measure runs on one device: --tp must be 1")
+    if args.prompt is not None:
+        raise BadInput("--measure times decode steps after a prefilled --context; --prompt/--output do not apply")
+    if args.compute_dtype not in (None, flags["dtype"]):
+        raise BadInput(f"--measure computes in the model's dtype {flags['dtype']}: drop --compute-dtype")
+    dtype = str(flags["dtype"])
+    context = args.context or MEASURE_CONTEXT
+    flags = {**flags, "kv_dtype": dtype, "context": context}
+    check_inputs(model, **flags)
+    import_transformers()  # BackendUnavailable before ten seconds of ceilings
+    hw = local_hardware(dtype)
+    est = estimate(DecodeSetup(model, hw, **flags), args.batch)
+    run = measure_model_decode(model, args.batch, dtype, context, steps=args.steps)
+    rows = hold_against_bound(run, hw)
+    if args.json:
+        emit_json({**est.as_dict(), "measured": measured_dict(run, rows)})
+    else:
+        print("\n".join(format_estimate(est)))
+        print()
+        print("\n".join(format_measured(run, rows, base.layers if base is not None else None)))
     return 0
 
 
@@ -415,41 +463,76 @@ def _run_specs(args: argparse.Namespace) -> int:
 
 def _add_machine(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "machine", help="write this machine's asv entry: asv's keys plus BLAS, GPU, catalogue device, ceilings"
+        "machine",
+        help="write this machine's asv entry: asv's keys plus BLAS, GPU and LLC; --migrate RESULTS retires old keys",
     )
     p.add_argument("--machine", help="the name asv files results under (default: the host name, as asv)")
     p.add_argument("--file", type=Path, help="machine file to update (default: ~/.asv-machine.json, asv's)")
-    group = p.add_mutually_exclusive_group()
-    group.add_argument("--no-measure", action="store_true", help="skip measuring bandwidth and GEMM peak (~10 s)")
-    group.add_argument("--remeasure", action="store_true", help="measure again even if the entry has figures")
-    p.add_argument("--dry-run", action="store_true", help="print the entry, write nothing")
-    p.add_argument("--json", action="store_true", help="print the entry as JSON")
+    p.add_argument(
+        "--migrate",
+        type=Path,
+        metavar="RESULTS",
+        help="take the keys roofline no longer writes (measured figures, llc_source, device) out of the machine "
+        "file and every result in RESULTS, after a backup beside RESULTS, keeping each history whole",
+    )
+    p.add_argument("--dry-run", action="store_true", help="print the entry (or the migration), write nothing")
+    p.add_argument("--json", action="store_true", help="print the entry (or the migration) as JSON")
+    # accepted from scripts written for earlier versions, which measured ceilings here
+    p.add_argument("--no-measure", "--remeasure", dest="old_measure_flag", action="store_true", help=argparse.SUPPRESS)
 
 
 def _run_machine(args: argparse.Namespace) -> int:
+    from .host import gpu_facts
     from .suite import machine_file
 
     path = args.file or machine_file.machine_file_path()
-    from .host import gpu_facts
-
+    if args.old_measure_flag:
+        print(
+            "roofline: roofline machine measures nothing now: the ceilings are in each run's results", file=sys.stderr
+        )
     gpu = gpu_facts()  # None without torch or a CUDA device
-    name, entry, keep = machine_file.register(
-        args.machine,
-        path,
-        measure=not args.no_measure,
-        remeasure=args.remeasure,
-        write=not args.dry_run,
-        gpu=gpu,
-        say=lambda line: print(f"roofline: {line}", file=sys.stderr),
-    )
+    if args.migrate is not None:
+        return _migrate(args, path, gpu)
+    name, entry, retired = machine_file.register(args.machine, path, write=not args.dry_run, gpu=gpu)
     if args.json:
         emit_json(entry)
         return 0
     width = max(map(len, entry))
     for key in sorted(entry):
         print(f"{key.ljust(width)}  {entry[key]}")
-    kept = " (measured figures kept; --remeasure to measure again)" if keep else ""
-    print(f"{'not written (--dry-run)' if args.dry_run else f'wrote machine {name!r} to {path}'}{kept}")
+    print("not written (--dry-run)" if args.dry_run else f"wrote machine {name!r} to {path}")
+    if retired:
+        print(f"kept keys roofline no longer writes ({', '.join(retired)}): {_MIGRATE_HINT}", file=sys.stderr)
+    return 0
+
+
+_MIGRATE_HINT = "`roofline machine --migrate RESULTS` takes them out of the machine file and the results together"
+
+
+def _migrate(args: argparse.Namespace, path: Path, gpu: dict | None) -> int:
+    from .suite import machine_file
+
+    host = machine_file.this_host()
+    plan = machine_file.plan_migration(args.migrate, path, lambda name: machine_file.machine_keys(name, host, gpu))
+    if not args.dry_run:
+        machine_file.apply_migration(plan)
+    if args.json:
+        emit_json({**plan.as_dict(), "dry_run": args.dry_run})
+        return 0
+    if not plan.rewrites:
+        print(f"nothing to migrate in {args.migrate} or {path}")
+        return 0
+    for where, keys in plan.removed.items():
+        print(f"{where}: took out " + ", ".join(f"{k}={' / '.join(map(repr, v))}" for k, v in keys.items()))
+    for where, keys in plan.filled.items():
+        print(f"{where}: filled in " + ", ".join(f"{k}={v!r}" for k, v in keys.items()) + " where missing")
+    for note in plan.notes:
+        print(f"note: {note}")
+    files = len(plan.rewrites)
+    if args.dry_run:
+        print(f"would rewrite {files} file(s) (--dry-run: nothing written)")
+    else:
+        print(f"rewrote {files} file(s); the files as they were are in {plan.backup}")
     return 0
 
 
@@ -478,6 +561,13 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
     group.add_argument("--commit", metavar="HASH", help="compare machines at this commit (default: each one's latest)")
     group.add_argument("--commits", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two commits: the CI gate")
     p.add_argument("--threshold", type=threshold, default=0.10, help="change that counts (default 10%%)")
+    p.add_argument(
+        "--env",
+        action="append",
+        metavar="ENV",
+        help="with --commits: the asv environment (name or prefix) to read where a commit has several; "
+        "once for both commits, twice for before and after",
+    )
     p.add_argument("--plot", type=output_path, metavar="FILE", help="overlay every machine's roofline in one figure")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
@@ -487,13 +577,17 @@ def _run_compare(args: argparse.Namespace) -> int:
     from .suite.results import read_results
 
     results = read_results(args.results)
+    if args.env and not args.commits:
+        raise BadInput("--env goes with --commits")
     if args.plot is not None:
         if args.commits:
             raise BadInput("--plot goes with the machine comparison, not with --commits")
         if args.plot.resolve().is_relative_to(args.results.resolve()):
             raise BadInput(f"--plot {args.plot}: compare never writes into the results directory")
     if args.commits:
-        cmp = gate.compare_commits(results, *args.commits, machines=args.machine, threshold=args.threshold)
+        cmp = gate.compare_commits(
+            results, *args.commits, machines=args.machine, threshold=args.threshold, envs=args.env
+        )
         for line in results.warnings + cmp.warnings:
             print(f"roofline: warning: {line}", file=sys.stderr)
         if args.json:
@@ -521,6 +615,40 @@ def _run_compare(args: argparse.Namespace) -> int:
         print(compare.format_summaries(summaries))
         if args.plot is not None:
             print(f"plot: {args.plot}")
+    return 0
+
+
+def _add_serve(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="serve asv's published HTML on 127.0.0.1, offline (asv preview listens on every interface)",
+        description="Serves the folder read-only on 127.0.0.1 only, with asv's JavaScript libraries from roofline "
+        "instead of CDNs, until Ctrl-C.",
+    )
+    p.add_argument("--html", type=Path, default=Path(".asv/html"), help="asv's html folder (default .asv/html)")
+    p.add_argument("--port", type=port_number, default=8080, help="port on 127.0.0.1 (default 8080; 0: any free one)")
+
+
+def port_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port number (0 to 65535)")
+    return value
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from .suite.offline_html import local_server
+
+    server = local_server(args.html, args.port)
+    host, port = server.server_address[:2]
+    print(f"serving {args.html} on http://{host}:{port}/ with asv's libraries from roofline (Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
     return 0
 
 
@@ -637,6 +765,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable
     "specs": (_add_specs, _run_specs),
     "machine": (_add_machine, _run_machine),
     "compare": (_add_compare, _run_compare),
+    "serve": (_add_serve, _run_serve),
     "backends": (_add_backends, _run_backends),
     "gpu": (_add_gpu, _run_gpu),
     "merge": (_add_merge, _run_merge),

@@ -96,14 +96,15 @@ def cache_topology(
     )
 
 
-def llc_bytes(root: str | os.PathLike = "/sys/devices/system/cpu") -> tuple[int, str]:
+def llc_bytes(root: str | os.PathLike = "/sys/devices/system/cpu", use_override: bool = True) -> tuple[int, str]:
     """The last-level cache of the CPUs in use, summed over its distinct instances, and where the figure came from.
 
-    ``ROOFLINE_LLC_BYTES`` overrides (the aggregate: what every pool must escape); then Linux sysfs
+    ``ROOFLINE_LLC_BYTES`` overrides (the aggregate: what every pool must escape; unless ``use_override``
+    is False: the machine's own figure); then Linux sysfs
     (:func:`cache_topology`'s highest level); then macOS ``sysctl``; else :data:`FALLBACK_LLC_BYTES`.
     Every pool and bandwidth array is sized from this figure (:func:`roofline.measure.pools.escape_bytes`).
     """
-    override = os.environ.get("ROOFLINE_LLC_BYTES")
+    override = os.environ.get("ROOFLINE_LLC_BYTES") if use_override else None
     if override is not None:
         try:
             return parse_size(override), "ROOFLINE_LLC_BYTES"

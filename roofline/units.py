@@ -1,10 +1,15 @@
-"""Numbers and tables for people: SI prefixes, significant figures ('3.35 TB/s', 'n/a'), aligned columns."""
+"""Numbers and tables for people: SI prefixes, significant figures ('3.35 TB/s', 'n/a'), aligned columns,
+and which way a unit reads (time down is better, throughput up)."""
 
 from __future__ import annotations
 
 import math
 
 NA = "n/a"
+#: Units read as lower-is-better by their first word (asv's "seconds", "µs per call", ...).
+#: Units of a cost. A track in bytes is a size (a cache level, the LLC): a fact with no better way
+#: (asv's mem_ and peakmemory benchmarks are lower-is-better by their type).
+LOWER_UNITS = ("seconds", "s", "ms", "µs", "us", "ns")
 
 _PREFIXES = (
     (1e15, "P"),
@@ -55,3 +60,14 @@ def table(rows: list[list[str]], right: set[int] = frozenset()) -> list[str]:
         "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(r)).rstrip()
         for r in rows
     ]
+
+
+def better(unit: str) -> str | None:
+    """'lower' (a time), 'higher' (a rate ``…/s``, a fraction) or None (a count, a batch, a size) is better."""
+    unit = unit.strip()
+    words = unit.split()
+    if words and words[0] in LOWER_UNITS:
+        return "lower"
+    if unit.endswith("/s") or unit.startswith("fraction"):
+        return "higher"
+    return None

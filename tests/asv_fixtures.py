@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 
 COLUMNS = ["result", "params", "version", "started_at", "duration"]
+#: asv's further columns, in its order: statistics of time benchmarks, then raw samples (--record-samples).
+STATS_COLUMNS = ["stats_ci_99_a", "stats_ci_99_b", "stats_q_25", "stats_q_75", "stats_number", "stats_repeat"]
 
 #: benchmark name → (type, unit, param_names, params as asv reprs, version)
 SUITE = {
@@ -59,16 +61,25 @@ def write_run(
     versions: dict[str, str] | None = None,
     suite: dict = SUITE,
     env: str = "existing-py",
+    samples: dict[str, list[list[float]]] | None = None,
     **extra: str,
 ) -> Path:
-    """One result file: ``values[benchmark]`` lists results in asv's parameter-product order."""
+    """One result file: ``values[benchmark]`` lists results in asv's parameter-product order.
+
+    ``samples[benchmark]``: raw samples per combination, as ``asv run --record-samples`` keeps them,
+    with asv's statistics columns computed from them (a 99 % interval from the sample quartiles).
+    """
     results = {}
+    columns = COLUMNS + STATS_COLUMNS + ["samples"] if samples else COLUMNS
     for name, result in values.items():
         params = suite[name][3]
         if result is not None:
             assert len(result) == len(list(itertools.product(*params))) or not params
         version = (versions or {}).get(name, suite[name][4])
-        results[name] = [result, params, version, date, 1.0]
+        row = [result, params, version, date, 1.0]
+        if samples and name in samples:
+            row += [list(col) for col in zip(*map(_stats, samples[name]), strict=True)] + [samples[name]]
+        results[name] = row
     data = {
         "commit_hash": commit,
         "env_name": env,
@@ -77,7 +88,7 @@ def write_run(
         "python": "3.11",
         "requirements": {},
         "env_vars": {},
-        "result_columns": COLUMNS,
+        "result_columns": columns,
         "results": results,
         "durations": {},
         "version": 2,
@@ -86,6 +97,12 @@ def write_run(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data))
     return path
+
+
+def _stats(samples: list[float]) -> list[float]:
+    """asv's statistics columns for one combination, roughly as asv computes them (min/max as the interval)."""
+    xs = sorted(samples)
+    return [xs[0], xs[-1], xs[len(xs) // 4], xs[(3 * len(xs)) // 4], 1, len(xs)]
 
 
 def full_values(

@@ -8,7 +8,6 @@ import pytest
 
 from roofline.cli import main
 from roofline.report import compare
-from roofline.report.gate import direction
 from roofline.suite.results import read_results
 
 from .asv_fixtures import full_values, snapshot, two_machines, write_benchmarks, write_machine, write_run
@@ -168,7 +167,7 @@ def test_threshold_and_unjudged_crossover(tmp_path, capsys):
     root, args = gate(tmp_path, full_values(gflops=(9.5, 47.0), crossover=40.0))
     assert main(args) == 0  # -5 % and -6 % are within 10 %
     out = capsys.readouterr().out
-    assert "changed" in next(x for x in out.splitlines() if "crossover" in x)
+    assert "changed" in next(x for x in out.splitlines() if "crossover.Crossover" in x)
     assert main(args + ["--threshold", "2%"]) == 1
     capsys.readouterr()
     assert main(args + ["--threshold", "ten"]) == 2
@@ -189,13 +188,6 @@ def test_commits_compare_only_machines_that_have_both(results, capsys):
     captured = capsys.readouterr()
     assert "machine beta: no results for commit cccccccc" in captured.err
     assert main(["compare", str(results), "--commits", "aaaa", "cccc", "--machine", "beta"]) == 2
-
-
-def test_direction():
-    assert direction("x.X.track_gflops", None) == "higher"
-    assert direction("x.X.time_step", None) == "lower"
-    assert direction("x.X.track_observed_crossover_batch", None) is None
-    assert direction("x.X.track_roofline_fraction", None) == "higher"
 
 
 # ---- --plot --------------------------------------------------------------------------------

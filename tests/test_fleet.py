@@ -195,17 +195,15 @@ bandwidth_roof_gbps = { value = 1e-6, lower = -0.5 }
 ["local:cpu1"]
 batch1_gbps = { value = 1e6, lower = -0.5 }
 """
-#: A machine entry measured small (the default measurement takes 10-30 s per machine name).
+#: A machine entry written beforehand, under each partition's thread settings (its blas_threads key).
 SEED_MACHINE = """
 import sys
-from roofline.host import host_facts
-from roofline.measure.ceilings import measure_ceilings
-from roofline.suite.machine_file import machine_file_path, machine_keys, read_machine_file, write_machine_file
+from roofline.suite.machine_file import machine_file_path, machine_keys, read_machine_file, this_host
+from roofline.suite.machine_file import write_machine_file
 
 path = machine_file_path()
 entries = read_machine_file(path)
-small = measure_ceilings(total_bytes=8 << 20, gemm_n=256, runs=2)
-entries[sys.argv[1]] = machine_keys(sys.argv[1], host_facts(), ceilings=small)
+entries[sys.argv[1]] = machine_keys(sys.argv[1], this_host())
 write_machine_file(path, entries)
 """
 ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}

@@ -236,7 +236,7 @@ def test_a_wrong_blas_reports_no_figure(capsys, small_machine, monkeypatch):
         (["report", "--n", "abc"], {}),
         (["preflight"], {"ROOFLINE_LLC_BYTES": "lots"}),
         (["preflight"], {"ROOFLINE_BATCH": "nan"}),
-        (["machine", "--file", "/dev/null/x", "--no-measure"], {}),
+        (["machine", "--file", "/dev/null/x"], {}),
     ],
 )
 def test_no_traceback_from_a_real_process(argv, env, tmp_path):

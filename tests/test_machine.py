@@ -1,4 +1,4 @@
-"""`roofline machine`: asv's keys plus ours, merged into the machine file without losing anything."""
+"""`roofline machine`: asv's keys plus stable facts, merged into the machine file without losing anything."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import pytest
 
 from roofline.cli import main
 from roofline.errors import BadInput
-from roofline.host import host_facts
-from roofline.measure.ceilings import gemm_peak, hardware_from, stream_bandwidth
+from roofline.host import host_facts, llc_bytes
 from roofline.suite import machine_file
 
 from .clitools import one_line_error
@@ -31,31 +30,35 @@ def home(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_machine_keys_are_asvs_plus_ours_all_strings():
-    keys = machine_file.machine_keys("box1", HOST)
-    asv_keys = {"machine", "os", "arch", "cpu", "num_cpu", "ram"}
-    ours = {"blas", "blas_threads", "gpu", "device", "llc_bytes", "llc_source", *machine_file.MEASURED_KEYS}
-    assert asv_keys | ours <= set(keys)
+def test_machine_keys_are_asvs_plus_stable_facts_all_strings():
+    keys = machine_file.machine_keys("box1", {**HOST, "llc_bytes": 32 * 2**20})
+    assert set(keys) == set(machine_file.ASV_KEYS) | set(machine_file.STABLE_KEYS)
+    assert not set(keys) & set(machine_file.RETIRED_KEYS)  # nothing measured, no device, no llc_source
     assert all(isinstance(v, str) for v in keys.values())
     assert keys["machine"] == "box1" and keys["num_cpu"] == "96" and keys["ram"] == str(2**40)
-    assert keys["device"] == "EPYC 9654" and keys["gpu"] == "none"
-    assert keys["measured_bandwidth"] == machine_file.NOT_MEASURED
+    assert keys["gpu"] == "none" and keys["llc_bytes"] == str(32 * 2**20)
 
 
-def test_a_gpu_wins_the_catalogue_match():
+def test_a_gpu_is_filed_by_its_name():
     keys = machine_file.machine_keys("box1", HOST, gpu={"name": "NVIDIA H100 80GB HBM3"})
-    assert keys["gpu"] == "NVIDIA H100 80GB HBM3" and keys["device"] == "H100 SXM"
+    assert keys["gpu"] == "NVIDIA H100 80GB HBM3"
 
 
-def test_measured_keys_round_trip(monkeypatch):
+def test_the_llc_key_is_the_oss_figure_never_an_override(monkeypatch):
+    monkeypatch.delenv("ROOFLINE_LLC_BYTES", raising=False)
+    own = llc_bytes()[0]
     monkeypatch.setenv("ROOFLINE_LLC_BYTES", "1M")
-    bw = stream_bandwidth(("add",), total_bytes=3 * 2**20, runs=2)
-    peak = gemm_peak("float32", n=128, runs=2)
-    ceilings = type("C", (), {"hardware": hardware_from(bw["add"], {"float32": peak})})()
-    keys = machine_file.machine_keys("box1", host_facts(), ceilings=ceilings)
-    back = machine_file.read_measured(keys)
-    assert back["measured_bandwidth"] == pytest.approx(bw["add"].median, rel=0.01)
-    assert back["measured_peak_fp32"] == pytest.approx(peak.median, rel=0.01)
+    assert llc_bytes()[0] == 2**20  # the run's setting
+    assert machine_file.this_host()["llc_bytes"] == own  # the machine's fact
+    assert machine_file.machine_keys("b", machine_file.this_host())["llc_bytes"] == str(own)
+
+
+def test_retired_keys_and_a_hand_set_device():
+    old = {"cpu": "AMD EPYC 9654 96-Core Processor", "gpu": "none", "measured_bandwidth": "1 GB/s", "llc_source": "x"}
+    assert machine_file.retired_keys({**old, "device": "EPYC 9654"}) == ["measured_bandwidth", "llc_source", "device"]
+    assert "device" in machine_file.retired_keys({**old, "device": "none"})
+    assert "device" not in machine_file.retired_keys({**old, "device": "H100 SXM"})  # set by hand: kept
+    assert machine_file.read_measured({"measured_bandwidth": "25 GB/s"})["measured_bandwidth"] == 25e9
 
 
 @pytest.mark.parametrize("name", ["", "a/b", ".hidden", "x" * 101, "sp ace", "..", "-dash"])
@@ -67,35 +70,28 @@ def test_bad_machine_names(name):
 def test_cli_merges_and_never_loses_other_entries(home, capsys):
     path = home / ".asv-machine.json"
     other = {"machine": "other", "cpu": "x", "custom": "kept"}
-    path.write_text(
-        json.dumps(
-            {
-                "other": other,
-                "box1": {
-                    "machine": "box1",
-                    "note": "mine",
-                    "measured_bandwidth": "10 GB/s",
-                    "measured_peak_fp32": "100 GFLOP/s",
-                },
-                "version": 1,
-            }
-        )
-    )
-    assert main(["machine", "--machine", "box1"]) == 0  # has measured figures: keeps them, measures nothing
+    old = {"machine": "box1", "note": "mine", "measured_bandwidth": "10 GB/s", "measured_peak_fp32": "100 GFLOP/s"}
+    path.write_text(json.dumps({"other": other, "box1": old, "version": 1}))
+    assert main(["machine", "--machine", "box1"]) == 0  # measures nothing: a second, not ten
+    captured = capsys.readouterr()
     data = json.loads(path.read_text())
     assert data["version"] == 1 and data["other"] == other
     box = data["box1"]
-    assert box["note"] == "mine" and box["measured_bandwidth"] == "10 GB/s" and box["blas"]
-    assert box["cpu"] == host_facts()["cpu"]
-    assert "measured figures kept" in capsys.readouterr().out
+    assert box["note"] == "mine" and box["blas"] and box["cpu"] == host_facts()["cpu"]
+    # the retired keys stay until a migration takes them out of the results too: no split history
+    assert box["measured_bandwidth"] == "10 GB/s"
+    assert "kept keys roofline no longer writes (measured_bandwidth, measured_peak_fp32)" in captured.err
+    assert "--migrate" in captured.err
 
 
-def test_cli_no_measure_and_dry_run(home, capsys):
+def test_cli_dry_run_and_the_old_measure_flags(home, capsys):
     path = home / ".asv-machine.json"
-    assert main(["machine", "--machine", "box2", "--no-measure", "--dry-run", "--json"]) == 0
+    assert main(["machine", "--machine", "box2", "--dry-run", "--json"]) == 0
     assert not path.exists()
-    assert json.loads(capsys.readouterr().out)["measured_peak_fp32"] == machine_file.NOT_MEASURED
-    assert main(["machine", "--machine", "box2", "--no-measure"]) == 0
+    assert set(json.loads(capsys.readouterr().out)) == set(machine_file.ASV_KEYS) | set(machine_file.STABLE_KEYS)
+    for flag in ("--no-measure", "--remeasure"):  # scripts written for earlier versions still run
+        assert main(["machine", "--machine", "box2", flag]) == 0
+        assert "measures nothing now" in capsys.readouterr().err
     assert set(json.loads(path.read_text())) == {"box2", "version"}
 
 
@@ -103,14 +99,14 @@ def test_cli_no_measure_and_dry_run(home, capsys):
 def test_cli_refuses_a_bad_machine_file_and_leaves_it_alone(home, capsys, content):
     path = home / ".asv-machine.json"
     path.write_text(content)
-    assert main(["machine", "--machine", "box1", "--no-measure"]) == 2
+    assert main(["machine", "--machine", "box1"]) == 2
     err = capsys.readouterr().err
     assert "nothing was written" in one_line_error(err)
     assert path.read_text() == content
 
 
 def test_cli_bad_name_is_exit_2(home, capsys):
-    assert main(["machine", "--machine", "../evil", "--no-measure"]) == 2
+    assert main(["machine", "--machine", "../evil"]) == 2
     assert "machine name '../evil'" in capsys.readouterr().err
 
 

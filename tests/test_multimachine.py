@@ -9,35 +9,25 @@ commits, and headless Chromium renders the published GFLOP/s graph with both mac
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import re
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
-from roofline.model import catalogue
+from roofline.suite import machine_file
+from roofline.suite.offline_html import local_server
 
 from .asv_fixtures import snapshot
 from .asvtools import asv_env, git, load_results, scratch_repo, selection
+from .browser import SERIES_WITH_POINTS, offline_page, serving
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"
 MACHINES = ("alpha", "beta")
 GFLOPS_TRACK = "decode.DecodeDRAM.track_gflops"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 #: Appended to the throwaway copy's measure/numpy_step.py in the second commit: every step does its work 4 times.
 SLOWDOWN = """
 
@@ -133,11 +123,11 @@ def compare(suite, *args: str) -> subprocess.CompletedProcess:
 def test_machine_keys_reach_asv_results_and_html(suite):
     for machine in MACHINES:
         info = json.loads((suite["results"] / machine / "machine.json").read_text())
-        assert info["machine"] == machine and info["blas"] and info["device"] in ["none", *catalogue.names()]
-        assert re.fullmatch(r"[\d.]+ GB/s", info["measured_bandwidth"]), info
+        assert info["machine"] == machine and info["blas"] and int(info["llc_bytes"]) > 0
+        assert not set(info) & set(machine_file.RETIRED_KEYS), info  # only stable facts: no measured figure
     index = json.loads((suite["html"] / "index.json").read_text())
     assert index["params"]["machine"] == list(MACHINES)
-    assert {"blas", "blas_threads", "gpu", "device", "measured_bandwidth"} <= set(index["params"])
+    assert {"blas", "blas_threads", "gpu", "llc_bytes"} <= set(index["params"])
 
 
 def test_compare_tables_both_machines(suite):
@@ -204,92 +194,24 @@ def _times(suite, commit: str) -> dict[str, float]:
 # ---- the published HTML in a browser -----------------------------------------------------------
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # keep pytest's output clean
-        pass
-
-
-@pytest.fixture
-def served_html(suite):
-    handler = functools.partial(_QuietHandler, directory=str(suite["html"]))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def test_published_html_renders_both_machines_in_chromium(suite, served_html, tmp_path):
-    if not CHROMIUM.exists():
-        pytest.skip("no /usr/bin/chromium (tools/install-test-deps.sh installs Debian's chromium as root)")
-    playwright = pytest.importorskip("playwright.sync_api", reason="playwright's Python package (the test extra)")
-    sys.path.insert(0, str(ROOT / "tools"))
-    import asv_offline_assets as assets
-
-    vendor = Path(sys.prefix) / "asv-www"
-    if not all(assets.local_path(vendor, url).is_file() for url in assets.ASSETS):
-        pytest.skip(f"asv's CDN libraries not in {vendor} (tools/install-test-deps.sh fetches them from npm)")
-    index_html = (suite["html"] / "index.html").read_text()
-    errors: list[str] = []
-    offsite: list[str] = []
-
-    def route(r):
-        url = r.request.url
-        if url.startswith(served_html):
-            if url.split("#")[0].rstrip("/") in (served_html, f"{served_html}/index.html"):
-                # Drop the integrity attribute only where the npm file is not the CDN's byte for byte.
-                html = index_html
-                for cdn in assets.ASSETS:
-                    data = assets.local_path(vendor, cdn).read_bytes()
-                    tag = re.search(rf'<[^>]*"{re.escape(cdn)}"[^>]*>', html)
-                    m = re.search(r'integrity="(sha\d+)-[^"]+"', tag.group(0)) if tag else None
-                    if m and f'integrity="{assets.sri(data, m.group(1))}"' not in tag.group(0):
-                        html = html.replace(tag.group(0), tag.group(0).replace(m.group(0), ""))
-                return r.fulfill(status=200, content_type="text/html", body=html)
-            return r.continue_()
-        local = assets.local_path(vendor, url)
-        if local is None:
-            offsite.append(url)
-            return r.abort()
-        kind = "text/css" if url.endswith(".css") else "application/javascript"
-        return r.fulfill(
-            status=200, content_type=kind, body=local.read_bytes(), headers={"Access-Control-Allow-Origin": "*"}
+def test_published_html_renders_both_machines_in_chromium(suite, tmp_path):
+    """asv publish's own folder, served by `roofline serve` (CDN libraries from roofline), the network blocked."""
+    with (
+        serving(local_server(suite["html"], 0)) as base,
+        offline_page(base, tmp_path / "profile") as (page, errors, refused),
+    ):
+        page.goto(f"{base}/index.html#{GFLOPS_TRACK}", wait_until="load")
+        page.wait_for_selector("#main-graph canvas.flot-base", timeout=30_000)
+        page.wait_for_function(SERIES_WITH_POINTS, arg=2, timeout=30_000)
+        buttons = page.eval_on_selector_all(
+            "#graphdisplay-state-params .panel",
+            "panels => panels.filter(p => p.textContent.trim().startsWith('machine')).flatMap(p =>"
+            " [...p.querySelectorAll('a.btn')].map(b => [b.textContent, b.classList.contains('active')]))",
         )
-
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),  # a fresh --user-data-dir
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 900},
-        )
-        try:
-            page = browser.new_page()
-            page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
-            page.on("console", lambda msg: errors.append(f"console: {msg.text}") if msg.type == "error" else None)
-            page.route("**/*", route)
-            page.goto(f"{served_html}/index.html#{GFLOPS_TRACK}", wait_until="load")
-            page.wait_for_selector("#main-graph canvas.flot-base", timeout=30_000)
-            page.wait_for_function(
-                "() => { const p = $('#main-graph').data('plot');"
-                " return p && p.getData().filter(s => s.data.length > 0).length >= 2; }",
-                timeout=30_000,
-            )
-            buttons = page.eval_on_selector_all(
-                "#graphdisplay-state-params .panel",
-                "panels => panels.filter(p => p.textContent.trim().startsWith('machine')).flatMap(p =>"
-                " [...p.querySelectorAll('a.btn')].map(b => [b.textContent, b.classList.contains('active')]))",
-            )
-            labels = page.evaluate("() => $('#main-graph').data('plot').getData().map(s => s.label)")
-            page.screenshot(path=str(ARTIFACTS / "asv-html-two-machines.png"), full_page=True)
-        finally:
-            browser.close()
+        labels = page.evaluate("() => $('#main-graph').data('plot').getData().map(s => s.label)")
+        page.screenshot(path=str(ARTIFACTS / "asv-html-two-machines.png"), full_page=True)
     assert errors == [], errors
-    assert offsite == [], f"requests left localhost unserved: {offsite}"
+    assert refused == [], f"requests that would have left localhost: {refused}"
     assert sorted(buttons) == [["alpha", True], ["beta", True]], buttons  # both machines selectable, selected
     for machine in MACHINES:  # a plotted series of each machine
         assert any(f"machine-{machine}" in (label or "") for label in labels), labels

@@ -61,8 +61,8 @@ def test_one_timing_per_point_gbps_times_intensity_is_gflops(measured):
             continue
         point = harness.decode_point(measured, regime, n, b)
         m = p.measurement
-        assert point.gflops == pytest.approx(2 * n * n * b / m.seconds / 1e9, rel=1e-12)
-        assert point.gbps * gemm_intensity(n, b, 4) == pytest.approx(point.gflops, rel=1e-12)
+        assert point.gflops == harness.tracked(2 * n * n * b / m.seconds / 1e9)  # as asv records it
+        assert point.gbps * gemm_intensity(n, b, 4) == pytest.approx(point.gflops, rel=1e-3)  # 4 digits each
         assert isinstance(point.gflops, float) and isinstance(point.gbps, float)
         assert point.calls_per_sample == m.calls_per_sample >= 1
 
@@ -71,12 +71,13 @@ def test_one_set_of_ceilings_for_every_derived_figure(measured):
     hw = measured.hardware
     roof = harness.bandwidth_gbps(measured, "add")
     peak = harness.gemm_gflops(measured, "float32")
-    assert hw.bandwidth == roof * 1e9 and hw.peak("fp32") == peak * 1e9  # the recorded figures, exactly
-    assert harness.predicted_crossover(measured) == crossover_batch(hw, 4, "fp32")
+    # the run's figures, as asv records them (4 significant digits)
+    assert harness.tracked(hw.bandwidth / 1e9) == roof and harness.tracked(hw.peak("fp32") / 1e9) == peak
+    assert harness.predicted_crossover(measured) == harness.tracked(crossover_batch(hw, 4, "fp32"))
     for b in (1, 8):
         point = harness.decode_point(measured, "dram", 256, b)
         want = point.gflops * 1e9 / attainable(hw, gemm_intensity(256, b, 4), "fp32")
-        assert harness.roofline_fraction(point) == pytest.approx(want, rel=1e-12)
+        assert harness.roofline_fraction(point) == pytest.approx(want, rel=1e-3)
     with pytest.raises(KernelMismatch, match="not a DRAM point"):
         harness.roofline_fraction(harness.decode_point(measured, "cache", 256, 1))
 

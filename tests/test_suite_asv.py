@@ -73,7 +73,7 @@ def test_one_timing_per_point_and_batch_8_outdoes_batch_1(ran):
         by = dict(zip(itertools.product(*params), zip(gflops, gbps, strict=True), strict=True))
         for b in (1, 8):
             f, g = by[("256", str(b))]
-            assert g * gemm_intensity(256, b, 4) == pytest.approx(f, rel=1e-9), (cls, b)
+            assert g * gemm_intensity(256, b, 4) == pytest.approx(f, rel=1e-3), (cls, b)  # 4 significant digits each
         assert by[("256", "8")][0] > 1.5 * by[("256", "1")][0], cls  # 8× the FLOPs over nearly the same bytes
 
 

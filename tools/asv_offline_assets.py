@@ -1,19 +1,20 @@
-"""The JavaScript and CSS that asv 0.6.6's published HTML loads from CDNs, taken from the npm registry.
+"""Fetch asv 0.6.6's web libraries from the npm registry into roofline/suite/asv_www, or check the copies there.
 
-asv's index.html pulls jQuery, flot, bootstrap and three small plugins from code.jquery.com,
-cdnjs and jsdelivr. Where those cannot be reached (CI, this project's machines) the browser test
-serves the same libraries from a local folder that ``fetch`` fills with ``npm pack``. Where the
-npm file is byte-identical to the CDN's, the page's integrity (SRI) check still passes; cdnjs's
-own minified builds of flot 0.8.3 and stupidtable 1.0.1 are not on npm, so those come as flot's
-unminified 0.8.3 source and stupidtable 1.1.3 (the nearest published), and the test drops the
-integrity attribute of exactly those tags (it checks which by hashing).
+roofline ships the JavaScript and CSS that asv's published index.html loads from CDNs (jQuery,
+flot and plugins, bootstrap), so that ``make bench``'s HTML works offline; which file stands in
+for which CDN address, and each file's SHA-256, is written once in
+``roofline/suite/offline_html.py`` (``ASSETS``). This tool is how those files were made, and how
+to make them again: it runs ``npm pack`` per package (npm and the registry are needed here, and
+only here: a user's ``make bench`` needs neither), copies each file, refuses one whose SHA-256 is
+not the pinned one, and writes the packages' licence texts to LICENSES.txt.
 
-Usage: python tools/asv_offline_assets.py fetch DEST
+Usage:
+    python tools/asv_offline_assets.py vendor     # fetch from npm, check, write roofline/suite/asv_www
+    python tools/asv_offline_assets.py check      # check the shipped files against their pins
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import shutil
 import subprocess
@@ -22,90 +23,72 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-#: CDN URL in asv's index.html → (npm package@version, file inside the package).
-ASSETS = {
-    "https://code.jquery.com/jquery-3.3.1.min.js": ("jquery@3.3.1", "dist/jquery.min.js"),
-    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.min.js": ("flot@0.8.3", "jquery.flot.js"),
-    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.time.min.js": ("flot@0.8.3", "jquery.flot.time.js"),
-    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.selection.min.js": (
-        "flot@0.8.3",
-        "jquery.flot.selection.js",
-    ),
-    "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.categories.min.js": (
-        "flot@0.8.3",
-        "jquery.flot.categories.js",
-    ),
-    "https://cdn.jsdelivr.net/npm/flot-orderbars@1.0.0/js/jquery.flot.orderBars.js": (
-        "flot-orderbars@1.0.0",
-        "js/jquery.flot.orderBars.js",
-    ),
-    "https://cdnjs.cloudflare.com/ajax/libs/stupidtable/1.0.1/stupidtable.min.js": (
-        "stupid-table-plugin@1.1.3",
-        "stupidtable.min.js",
-    ),
-    "https://cdnjs.cloudflare.com/ajax/libs/blueimp-md5/2.19.0/js/md5.min.js": ("blueimp-md5@2.19.0", "js/md5.min.js"),
-    "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/js/bootstrap.min.js": (
-        "bootstrap@3.1.1",
-        "dist/js/bootstrap.min.js",
-    ),
-    "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/css/bootstrap.min.css": (
-        "bootstrap@3.1.1",
-        "dist/css/bootstrap.min.css",
-    ),
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from roofline.suite.offline_html import ASSETS, WWW, check_assets  # noqa: E402
+
+#: Each package's licence file inside its npm tarball (flot-orderbars carries its MIT notice in its header).
+LICENCES = {
+    "jquery@3.3.1": "LICENSE.txt",
+    "flot@0.8.3": "LICENSE.txt",
+    "flot-orderbars@1.0.0": "js/jquery.flot.orderBars.js",
+    "stupid-table-plugin@1.1.3": "LICENSE",
+    "blueimp-md5@2.19.0": "LICENSE.txt",
+    "bootstrap@3.1.1": "LICENSE",
 }
 
 
-def local_path(dest: Path, url: str) -> Path | None:
-    """Where ``fetch`` put the file standing in for ``url``; None for a URL not in ASSETS."""
-    if url not in ASSETS:
-        return None
-    package, inner = ASSETS[url]
-    return dest / package / inner
-
-
-def sri(data: bytes, algorithm: str) -> str:
-    """A subresource-integrity string, e.g. 'sha256-…'."""
-    return f"{algorithm}-{base64.b64encode(hashlib.new(algorithm, data).digest()).decode()}"
-
-
-def fetch(dest: Path) -> None:
-    """``npm pack`` each package once and unpack it under ``dest/<package@version>/``."""
+def npm_pack(package: str, dest: Path) -> Path:
+    """``npm pack`` one package and unpack it; returns the folder holding its files."""
     npm = shutil.which("npm")
     if npm is None:
-        raise SystemExit("asv_offline_assets: npm not found")
-    for package in sorted({p for p, _ in ASSETS.values()}):
-        target = dest / package
-        if all(local_path(dest, u).is_file() for u, (p, _) in ASSETS.items() if p == package):
-            continue
-        with tempfile.TemporaryDirectory() as tmp:
-            out = subprocess.run(
-                [npm, "pack", "--silent", "--pack-destination", tmp, package],
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            tarballs = list(Path(tmp).glob("*.tgz"))
-            if out.returncode != 0 or not tarballs:
-                raise SystemExit(f"asv_offline_assets: npm pack {package} failed: {out.stderr.strip()[-300:]}")
-            if target.exists():
-                shutil.rmtree(target)
-            with tarfile.open(tarballs[0]) as tar:
-                tar.extractall(target / "_unpacked", filter="data")
-            (target / "_unpacked" / "package").rename(target / "pkg")
-            for path in (target / "pkg").rglob("*"):
-                if path.is_file():
-                    rel = path.relative_to(target / "pkg")
-                    (target / rel).parent.mkdir(parents=True, exist_ok=True)
-                    path.rename(target / rel)
-            shutil.rmtree(target / "_unpacked", ignore_errors=True)
-            shutil.rmtree(target / "pkg", ignore_errors=True)
-    missing = [u for u in ASSETS if not local_path(dest, u).is_file()]
-    if missing:
-        raise SystemExit(f"asv_offline_assets: not found after fetching: {', '.join(missing)}")
+        raise SystemExit("asv_offline_assets: npm not found (needed only to fetch the libraries again)")
+    out = subprocess.run(
+        [npm, "pack", "--silent", "--pack-destination", str(dest), package], capture_output=True, text=True, timeout=300
+    )
+    tarballs = list(dest.glob("*.tgz"))
+    if out.returncode != 0 or not tarballs:
+        raise SystemExit(f"asv_offline_assets: npm pack {package} failed: {out.stderr.strip()[-300:]}")
+    with tarfile.open(tarballs[0]) as tar:
+        tar.extractall(dest / "unpacked", filter="data")
+    return dest / "unpacked" / "package"
+
+
+def vendor() -> None:
+    licences = []
+    with tempfile.TemporaryDirectory() as tmp:
+        packages = {}
+        for package in sorted({a.package for a in ASSETS.values()}):
+            folder = Path(tmp) / package
+            folder.mkdir()
+            packages[package] = npm_pack(package, folder)
+        for url, asset in ASSETS.items():
+            data = (packages[asset.package] / asset.inner).read_bytes()
+            if hashlib.sha256(data).hexdigest() != asset.sha256:
+                raise SystemExit(f"asv_offline_assets: {asset.package}/{asset.inner} is not the pinned file for {url}")
+            (WWW / asset.file).write_bytes(data)
+        for package, name in LICENCES.items():
+            text = (packages[package] / name).read_text(encoding="utf-8")
+            if name.endswith(".js"):
+                text = text.split("*/", 1)[0] + "*/\n"
+            licences.append(f"{'=' * 78}\n{package} ({name})\n{'=' * 78}\n{text.rstrip()}\n")
+    head = "The libraries asv 0.6.6's HTML loads, as published on npm; see roofline/suite/offline_html.py.\n\n"
+    (WWW / "LICENSES.txt").write_text(head + "\n".join(licences), encoding="utf-8")
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["vendor"]:
+        vendor()
+    elif argv != ["check"]:
+        raise SystemExit("usage: python tools/asv_offline_assets.py vendor|check")
+    problems = check_assets()
+    for problem in problems:
+        print(f"asv_offline_assets: {problem}", file=sys.stderr)
+    if not problems:
+        print(f"asv_offline_assets: {len(ASSETS)} files in {WWW} are the pinned ones")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "fetch":
-        raise SystemExit("usage: python tools/asv_offline_assets.py fetch DEST")
-    fetch(Path(sys.argv[2]))
-    print(f"asv_offline_assets: {len(ASSETS)} files under {sys.argv[2]}")
+    sys.exit(main(sys.argv[1:]))

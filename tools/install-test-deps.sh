@@ -7,6 +7,9 @@ py=${1:?usage: install-test-deps.sh PATH/TO/python}
 # torch-2.13.0+cpu, and its local label sorts above PyPI's CUDA build of 2.13.0, so the pin
 # picks the CPU wheel on disk: no multi-GB CUDA download. Never a bare "torch" requirement.
 "$py" -m pip install -q torch==2.13.0
+# The measured decode of a real model (roofline decode --measure) builds it with transformers, pinned
+# like torch so the tests run against the API they were written for (5.x: cache=, no_init_weights).
+"$py" -m pip install -q transformers==5.24.0
 
 # The browser test of asv's published HTML runs Debian's Chromium headless (no browser download).
 if [ ! -x /usr/bin/chromium ]; then
@@ -27,13 +30,4 @@ if ! command -v likwid-bench >/dev/null; then
     else
         echo "install-test-deps: likwid-bench is missing and apt-get needs root: the likwid-bench referee test will skip" >&2
     fi
-fi
-# asv's HTML loads jQuery, flot and bootstrap from CDNs; the browser test serves the same versions
-# from the npm registry instead (tools/asv_offline_assets.py says which and why).
-venv=$(cd "$(dirname "$py")/.." && pwd)
-if command -v npm >/dev/null; then
-    "$py" tools/asv_offline_assets.py fetch "$venv/asv-www" >/dev/null ||
-        echo "install-test-deps: could not fetch asv's web libraries from npm: the browser test will skip" >&2
-else
-    echo "install-test-deps: npm not found: the browser test will skip" >&2
 fi

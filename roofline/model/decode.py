@@ -767,7 +767,27 @@ def estimate(
     )
 
 
+# ---- a measured step held against its bound ----------------------------------------------------
+
+#: bound ÷ measured is ≤ 1 by nature (a bound is never beaten); above this a measurement beat its bound,
+#: which is a bug in the model or in the ceilings, not a fast machine.
+BOUND_SLACK = 1.05
+
+
+def bound_fraction(bound_s: float, measured_s: float) -> float:
+    """Bound time ÷ measured time of one step: the fraction of the roofline a measured step reaches."""
+    return positive("bound time", bound_s) / positive("measured time", measured_s)
+
+
+def beats_bound(fraction: float) -> bool:
+    """A measured step faster than its bound by more than :data:`BOUND_SLACK` (flag it, never report it as speed)."""
+    return fraction > BOUND_SLACK
+
+
 __all__ = [
+    "BOUND_SLACK",
+    "beats_bound",
+    "bound_fraction",
     "Crossover",
     "DecodeEstimate",
     "DecodeSetup",

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from ..model.decode import DecodeEstimate, size_text
+from ..model.decode import BOUND_SLACK, DecodeEstimate, size_text
 from ..model.hardware import Hardware
+
+if TYPE_CHECKING:
+    from ..measure.llm_decode import MeasuredRow, ModelDecodeRun
 
 #: The --hardware value that means "the ceilings measured on this machine".
 LOCAL = "local"
@@ -136,4 +140,40 @@ def format_estimate(est: DecodeEstimate) -> list[str]:
             "(GB/device is what each needs); --require-fit refuses them"
         )
     lines += [f"note: {n}" for n in s.notes]
+    return lines
+
+
+# ---- a real model measured here, held against its bound -------------------------------------------
+
+
+def measured_dict(run: ModelDecodeRun, rows: tuple[MeasuredRow, ...]) -> dict[str, object]:
+    return {**run.as_dict(), "rows": [r.as_dict() for r in rows], "bound_slack": BOUND_SLACK}
+
+
+def format_measured(run: ModelDecodeRun, rows: tuple[MeasuredRow, ...], full_layers: int | None = None) -> list[str]:
+    """The measured table: per batch and path, step time and spread, tokens/s, the bound, bound ÷ measured."""
+    m = run.shape
+    of = f"{m.layers} of {full_layers} layers" if full_layers and full_layers != m.layers else f"{m.layers} layers"
+    lines = [
+        f"measured here: {m.name} ({of}, random weights) in {run.dtype}, context {run.context} prefilled, "
+        f"{run.warmup} warm-up + {run.steps} timed steps ({run.versions}, {run.threads} threads)",
+        "  checked against float64: "
+        + ", ".join(f"{p} {e:.2g}" for p, e in run.check_errors.items())
+        + " (relative error of the logits)",
+        "",
+        f"{'batch':>6}  {'path':<13} {'step ms':>9} {'spread':>7} {'tok/s':>10} {'bound ms':>9} {'bound tok/s':>12} "
+        f"{'bound/measured':>15}",
+    ]
+    for r in rows:
+        lines.append(
+            f"{r.batch:>6}  {r.path:<13} {r.step_s * 1e3:>9.4g} {r.spread:>7.2f} {r.batch / r.step_s:>10,.1f} "
+            f"{r.bound.step_s * 1e3:>9.4g} {r.bound.tokens_per_s:>12,.1f} {r.fraction:>15.3f}"
+            + ("  BEATS THE BOUND" if r.flagged else "")
+        )
+    flagged = [r for r in rows if r.flagged]
+    if flagged:
+        lines.append(
+            f"warning: {len(flagged)} measurement(s) faster than the bound by more than {BOUND_SLACK:g}×: "
+            "a bug in the model or in the measured ceilings, not a fast machine"
+        )
     return lines

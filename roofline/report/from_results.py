@@ -92,6 +92,8 @@ def facts_from_machine(info: dict[str, object], name: str) -> dict[str, object]:
             facts[key] = int(str(info[key]).split()[0])
         except (KeyError, ValueError, IndexError):
             pass
+    if "llc_bytes" in facts:  # the machine key is the OS's figure (older files also said where it came from)
+        facts.setdefault("llc_source", "the OS, per the machine file")
     return facts
 
 

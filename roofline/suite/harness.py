@@ -19,6 +19,7 @@ per-combination processes never import torch.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,16 @@ from . import params
 from .run import PointResult, RunState, measure_run  # noqa: F401  (measure_run: the decode setup_cache)
 
 _said: set[str] = set()
+
+#: Significant digits a track records: ten times finer than the spread of any timing here (≥ 1 %),
+#: and no 17-digit floats in asv's result files and pages.
+TRACK_DIGITS = 4
+
+
+def tracked(value: float) -> float:
+    """A track's value as asv records it: a Python float to :data:`TRACK_DIGITS` significant digits."""
+    value = float(value)
+    return float(f"{value:.{TRACK_DIGITS}g}") if math.isfinite(value) else value
 
 
 def _stderr(*lines: str) -> None:
@@ -94,10 +105,10 @@ def _point(
     return Point(
         key,
         float(m.seconds),
-        float(m.gflops),
-        float(m.gbps),
+        tracked(m.gflops),
+        tracked(m.gbps),
         int(m.calls_per_sample),
-        None if result.fraction is None else float(result.fraction),
+        None if result.fraction is None else tracked(result.fraction),
         fraction_failed,
         threads,
     )
@@ -146,7 +157,7 @@ def bandwidth_gbps(run: RunState | str, kind: str) -> float:
     run = require(run)
     if run.ceilings_failed:
         raise KernelMismatch(run.ceilings_failed)
-    return float(run.bandwidth_gbps[kind])
+    return tracked(run.bandwidth_gbps[kind])
 
 
 def gemm_gflops(run: RunState | str, dtype: str) -> float:
@@ -154,7 +165,7 @@ def gemm_gflops(run: RunState | str, dtype: str) -> float:
     run = require(run)
     if run.ceilings_failed:
         raise KernelMismatch(run.ceilings_failed)
-    return float(run.peak_gflops[dtype])
+    return tracked(run.peak_gflops[dtype])
 
 
 def observed_crossover(run: RunState | str) -> float:
@@ -162,7 +173,7 @@ def observed_crossover(run: RunState | str) -> float:
     run = require(run)
     if run.observed_crossover is None:
         raise KernelMismatch(run.crossover_failed or "no sweep was measured")
-    return float(run.observed_crossover)
+    return tracked(run.observed_crossover)
 
 
 def predicted_crossover(run: RunState | str) -> float:
@@ -170,7 +181,7 @@ def predicted_crossover(run: RunState | str) -> float:
     run = require(run)
     if run.predicted_crossover is None:
         raise KernelMismatch(run.ceilings_failed or "no ceilings were measured in this run")
-    return float(run.predicted_crossover)
+    return tracked(run.predicted_crossover)
 
 
 def quietness(run: RunState | str) -> float:
@@ -178,7 +189,7 @@ def quietness(run: RunState | str) -> float:
     run = require(run)
     if run.conditions.quietness is None:
         raise BackendUnavailable("no /proc/stat here: CPU time not sampled")
-    return float(run.conditions.quietness)
+    return tracked(run.conditions.quietness)
 
 
 def reference_drift(run: RunState | str) -> float:
@@ -186,7 +197,7 @@ def reference_drift(run: RunState | str) -> float:
     run = require(run)
     if run.conditions.reference_drift is None:
         raise BackendUnavailable("the reference kernel was not timed")
-    return float(run.conditions.reference_drift)
+    return tracked(run.conditions.reference_drift)
 
 
 def sweep_n(run: RunState | str) -> float:
@@ -306,9 +317,13 @@ def cuda_point(grid: dict | str, backend: str, dtype: str, n: int, batch: int) -
 
 def grid_entry(grid: dict, backend: str, dtype: str, n: int, batch: int) -> dict[str, object]:
     """The cached entry, re-raising what made it absent (asv: skipped) or wrong (asv: failed)."""
-    entry = grid.get((backend, dtype, n, batch))
+    return checked_entry(grid.get((backend, dtype, n, batch)), f"{backend} {dtype} n={n} batch={batch}")
+
+
+def checked_entry(entry: dict[str, object] | None, what: str) -> dict[str, object]:
+    """An entry of a setup_cache grid, or what made it absent (BackendUnavailable) or wrong (KernelMismatch)."""
     if entry is None:
-        raise BackendUnavailable(f"{backend} {dtype} n={n} batch={batch} was not measured in setup_cache")
+        raise BackendUnavailable(f"{what} was not measured in setup_cache")
     if entry["status"] == "skipped":
         raise BackendUnavailable(str(entry["reason"]))
     if entry["status"] == "failed":
@@ -318,7 +333,7 @@ def grid_entry(grid: dict, backend: str, dtype: str, n: int, batch: int) -> dict
 
 def grid_value(entry: dict[str, object], field: str, scale: float = 1.0) -> float:
     """One figure of a measured entry as a plain float (asv needs a float)."""
-    return float(entry[field]) * scale
+    return tracked(float(entry[field]) * scale)
 
 
 def overhead_available(backend: str) -> None:
@@ -331,7 +346,7 @@ def overhead_us(backend: str, dtype: str, which: str) -> float:
     from ..measure.overhead import measure_overhead
 
     o = measure_overhead(backend, dtype)
-    return float((o.single_call_seconds if which == "single" else o.amortized_seconds) * 1e6)
+    return tracked((o.single_call_seconds if which == "single" else o.amortized_seconds) * 1e6)
 
 
 def level_roofs() -> dict[str, object]:
@@ -346,13 +361,16 @@ def level_roofs() -> dict[str, object]:
     return {r.level: (float(r.gbps), int(r.bytes or 0)) for r in s.roofs}
 
 
-def level_entry(roofs: dict[str, object], level: str) -> tuple[float, int]:
+def level_entry(roofs: dict[str, object] | str, level: str) -> tuple[float, int]:
     """A level's (GB/s, bytes), or BackendUnavailable (asv: skipped) where it was not measured."""
+    if isinstance(roofs, str):  # setup_cache could not measure at this commit
+        raise BackendUnavailable(roofs)
     if "skipped" in roofs:
         raise BackendUnavailable(str(roofs["skipped"]))
     if level not in roofs:
         raise BackendUnavailable(f"this machine has no {level} (its levels: {', '.join(roofs)})")
-    return roofs[level]  # type: ignore[return-value]
+    gbps, size = roofs[level]  # type: ignore[misc]
+    return tracked(gbps), size
 
 
 def compute_peaks(dtypes: tuple[str, ...] = ("bf16", "fp16", "int8")) -> dict[str, float | str]:
@@ -364,9 +382,82 @@ def compute_peaks(dtypes: tuple[str, ...] = ("bf16", "fp16", "int8")) -> dict[st
     return {**skipped, **{c.dtype: float(c.gflops) for c in roofs}}
 
 
-def compute_peak(peaks: dict[str, float | str], dtype: str) -> float:
+def compute_peak(peaks: dict[str, float | str] | str, dtype: str) -> float:
     """One dtype's roof, or BackendUnavailable (asv: skipped) with the reason."""
+    if isinstance(peaks, str):  # setup_cache could not measure at this commit
+        raise BackendUnavailable(peaks)
     value = peaks.get(dtype, f"no compute roof for {dtype}")
     if isinstance(value, str):
         raise BackendUnavailable(value)
-    return value
+    return tracked(value)
+
+
+# ---- a real model decoded here (benchmarks/models.py) ----------------------------------------------
+
+#: The dtype models.ModelDecode decodes in (its model: :func:`roofline.suite.params.model_decode`).
+MODEL_DECODE_DTYPE = "bf16"
+#: A batch whose bound alone is longer than this per step here is skipped, with the figures: make bench
+#: keeps to its few minutes (a CPU without bf16 instructions computes bf16 far below its fp32 roof).
+MODEL_STEP_BUDGET_S = 2.0
+#: ... and so is every batch when one prefill's bound is longer than this many step budgets.
+PREFILL_BUDGETS = 5
+
+
+def model_entry(grid: dict | str, batch: int) -> dict[str, object]:
+    """models.ModelDecode's entry for one batch; skipped when setup_cache could not measure (a reason)."""
+    if isinstance(grid, str):
+        raise BackendUnavailable(grid)
+    return checked_entry(grid.get(batch), f"batch {batch}")
+
+
+def model_decode_grid(
+    batches: Sequence[int],
+    shape=None,
+    dtype: str = MODEL_DECODE_DTYPE,
+    context: int = 32,
+    steps: int = 3,
+    budget_s: float = MODEL_STEP_BUDGET_S,
+    hardware=None,
+) -> dict[int, dict[str, object]]:
+    """Decode ``shape`` (default: ``params.model_decode()``) at each batch; entries as :func:`gpu_grid`'s.
+
+    An ok entry holds, for both paths, tokens/s and bound ÷ measured, and the bound's tokens/s.
+    ``hardware`` (default: measured here) is the bound's.
+    """
+    from ..measure.llm_build import import_transformers
+    from ..measure.llm_decode import hold_against_bound, local_hardware, measure_model_decode
+    from ..model.decode import DecodeSetup, step
+
+    shape = shape or params.model_decode()
+    grid: dict[int, dict[str, object]] = {}
+    try:
+        import_transformers()
+        # the roof of a GEMM no wider than the model's own matrices
+        hw = hardware or local_hardware(dtype, gemm_n=min(1024, shape.hidden))
+    except BackendUnavailable as exc:
+        return {b: {"status": "skipped", "reason": str(exc)} for b in batches}
+    setup = DecodeSetup(shape, hw, dtype=dtype, kv_dtype=dtype, context=context + steps)
+    # the prefill's arithmetic is about a step of `context` sequences; it runs once per batch and path
+    prefill = step(setup, context).step_s
+    roof = f"{dtype} roof {hw.peak(setup.compute) / 1e9:.3g} GFLOP/s here"
+    runnable = []
+    for b in batches:
+        bound = step(setup, b).step_s
+        if bound > budget_s or prefill > PREFILL_BUDGETS * budget_s:
+            why = f"a step's bound is {bound:.3g} s, a prefill's {prefill:.3g} s"
+            grid[b] = {"status": "skipped", "reason": f"{shape.name} batch {b}: {why} ({roof}), over the budget"}
+        else:
+            runnable.append(b)
+    if not runnable:
+        return grid
+    try:
+        run = measure_model_decode(shape, runnable, dtype, context, warmup=1, steps=steps)
+    except KernelMismatch as exc:
+        return {**grid, **{b: {"status": "failed", "reason": str(exc)} for b in runnable}}
+    for row in hold_against_bound(run, hw):
+        entry = grid.setdefault(row.batch, {"status": "ok", "bound_tokens_per_s": row.bound.tokens_per_s})
+        entry[f"{row.path}_tokens_per_s"] = row.batch / row.step_s
+        entry[f"{row.path}_fraction"] = row.fraction
+        if row.flagged:
+            _warn([f"{shape.name} batch {row.batch} {row.path} beat its bound ({row.fraction:.3g}): a bug"])
+    return grid

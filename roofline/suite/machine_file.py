@@ -1,14 +1,18 @@
-"""asv machine keys: asv's own plus roofline's, merged into asv's machine file without asking.
+"""asv machine keys: asv's own plus roofline's stable facts, merged into asv's machine file without asking.
 
 asv keeps ``machine, os, arch, cpu, num_cpu, ram`` per machine in ``~/.asv-machine.json`` and
-copies every key of the entry into ``results/<machine>/machine.json`` and each result file,
-where ``asv publish`` turns keys whose values differ between runs into selectors. roofline adds
-``blas``, ``blas_threads``, ``gpu``, ``device`` (the catalogue device the machine matches, or
-"none"), ``llc_bytes`` and ``llc_source`` (the LLC the pools are sized from), and the measured
-ceilings ``measured_bandwidth`` and ``measured_peak_fp32``. Values are strings, as asv writes its own.
+copies every key of the entry into ``results/<machine>/machine.json`` and into each result file,
+where ``asv publish`` files a graph under every key's value: a key whose value changes splits the
+machine's history into separate lines. So only stable facts are keys: roofline adds ``blas``,
+``blas_threads``, ``gpu`` and ``llc_bytes`` (the last-level cache as the OS reports it; a
+``ROOFLINE_LLC_BYTES`` override is a setting of a run, not a fact of the machine). Values are
+strings, as asv writes its own. Measured figures live in the results (the ``ceilings.*``
+benchmarks of every run), never in keys.
 
-Measured figures are kept from an existing entry unless a remeasure is asked for: a key whose
-value changes splits the machine's history into separate lines in asv's graphs.
+Earlier versions also wrote :data:`RETIRED_KEYS`. An entry that has them keeps them (so its history
+does not split) until :func:`plan_migration` / :func:`apply_migration` (``roofline machine
+--migrate RESULTS``) take them out of the machine file and of every recorded result at once,
+after a backup.
 """
 
 from __future__ import annotations
@@ -17,19 +21,29 @@ import json
 import os
 import platform
 import re
+import shutil
+import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BadInput
 from ..files import atomic_write
-from ..measure.ceilings import Ceilings
 from ..model.catalogue import match_host, parse_figure
-from ..model.dtypes import SUITE
-from ..units import si
 
-#: roofline's measured keys, with the unit of the value each holds.
+#: asv's own keys (``asv machine``).
+ASV_KEYS = ("machine", "os", "arch", "cpu", "num_cpu", "ram")
+#: roofline's keys: stable facts of the machine.
+STABLE_KEYS = ("blas", "blas_threads", "gpu", "llc_bytes")
+#: The keys that say which machine a result is from: a migration fills a missing stable key in only where these agree.
+IDENTITY_KEYS = ("arch", "cpu", "num_cpu", "ram")
+#: Measured figures that earlier versions kept as keys, with their units (read back from old results only).
 MEASURED_KEYS = {"measured_bandwidth": "B/s", "measured_peak_fp32": "FLOP/s"}
-NOT_MEASURED = "not measured"
+#: Keys earlier versions wrote that are no stable facts: the measured figures (a run under load wrote
+#: 97 GFLOP/s where quiet runs measure 200), where the LLC figure came from (an override included),
+#: and the catalogue device matched (a fact of roofline's catalogue, which grows: compare matches it
+#: from ``cpu`` and ``gpu`` when it reads). A ``device`` set by hand (not the automatic match) is kept.
+RETIRED_KEYS = (*MEASURED_KEYS, "llc_source", "device")
 #: asv's format version of the machine file.
 MACHINE_FILE_VERSION = 1
 
@@ -51,19 +65,8 @@ def check_machine_name(name: str | None) -> str:
     return name
 
 
-def measured_keys(ceilings: Ceilings | None) -> dict[str, str]:
-    """The measured-ceiling keys from :func:`roofline.measure.ceilings.measure_ceilings`, or 'not measured'."""
-    if ceilings is None:
-        return {key: NOT_MEASURED for key in MEASURED_KEYS}
-    peak = ceilings.hardware.peak_flops.get(SUITE.name)
-    return {
-        "measured_bandwidth": si(ceilings.hardware.bandwidth, "B/s"),
-        "measured_peak_fp32": si(peak, "FLOP/s") if peak else NOT_MEASURED,
-    }
-
-
 def read_measured(info: Mapping[str, object]) -> dict[str, float | None]:
-    """Measured keys of a machine entry or machine.json back as numbers (B/s, FLOP/s); None if absent."""
+    """The measured keys of an old entry or result (B/s, FLOP/s) back as numbers; None where absent."""
     out: dict[str, float | None] = {}
     for key, unit in MEASURED_KEYS.items():
         try:
@@ -71,6 +74,17 @@ def read_measured(info: Mapping[str, object]) -> dict[str, float | None]:
         except BadInput:
             out[key] = None
     return out
+
+
+def retired_keys(entry: Mapping[str, object]) -> list[str]:
+    """The :data:`RETIRED_KEYS` in ``entry``; ``device`` only where it is "none" or the automatic match."""
+    found = [k for k in RETIRED_KEYS if k in entry and k != "device"]
+    device = entry.get("device")
+    if device is not None:
+        matched = match_host({"cpu": entry.get("cpu"), "gpu": entry.get("gpu")})
+        if str(device).strip().lower() in ("", "none") or (matched is not None and device == matched.name):
+            found.append("device")
+    return found
 
 
 def _blas(host: Mapping[str, object]) -> str:
@@ -85,21 +99,13 @@ def _blas(host: Mapping[str, object]) -> str:
     )
 
 
-def machine_keys(
-    name: str,
-    host: Mapping[str, object],
-    gpu: Mapping[str, object] | None = None,
-    ceilings: Ceilings | None = None,
-) -> dict[str, str]:
-    """Every key of a machine entry, as strings.
+def machine_keys(name: str, host: Mapping[str, object], gpu: Mapping[str, object] | None = None) -> dict[str, str]:
+    """Every key of a machine entry, as strings: asv's and :data:`STABLE_KEYS`.
 
-    ``host`` is :func:`roofline.host.host_facts`; ``gpu`` a dict with at least ``name``
-    (issue 5's ``roofline.measure.cuda_timing.gpu_facts()``) or None; ``ceilings`` the measured ceilings or None
-    ('not measured').
+    ``host`` is :func:`roofline.host.host_facts` (``llc_bytes`` the OS's figure: :func:`this_host`);
+    ``gpu`` a dict with at least ``name`` (:func:`roofline.host.gpu_facts`) or None.
     """
-    gpu_name = str(gpu.get("name")) if gpu and gpu.get("name") else "none"
-    device = match_host({"cpu": host.get("cpu"), "gpu": gpu_name})
-    keys = {
+    return {
         "machine": check_machine_name(name),
         "os": str(host.get("os", "")),
         "arch": str(host.get("arch", "")),
@@ -108,13 +114,16 @@ def machine_keys(
         "ram": str(host.get("ram_bytes") or ""),
         "blas": _blas(host),
         "blas_threads": str(host.get("blas_threads") or "unknown"),
-        "gpu": gpu_name,
-        "device": device.name if device else "none",
+        "gpu": str(gpu.get("name")) if gpu and gpu.get("name") else "none",
         "llc_bytes": str(host.get("llc_bytes") or ""),
-        "llc_source": str(host.get("llc_source") or ""),
     }
-    keys.update(measured_keys(ceilings))
-    return keys
+
+
+def this_host() -> dict[str, object]:
+    """:func:`roofline.host.host_facts` with the LLC the OS reports, whatever ``ROOFLINE_LLC_BYTES`` says."""
+    from ..host import host_facts, llc_bytes
+
+    return {**host_facts(), "llc_bytes": llc_bytes(use_override=False)[0]}
 
 
 def read_machine_file(path: Path) -> dict[str, object]:
@@ -135,20 +144,6 @@ def read_machine_file(path: Path) -> dict[str, object]:
     return data
 
 
-def has_measured(entry: Mapping[str, object]) -> bool:
-    return all(v is not None for v in read_measured(entry).values())
-
-
-def merge_entry(old: Mapping[str, object], new: Mapping[str, str], keep_measured: bool) -> dict[str, object]:
-    """``old`` updated with ``new``; other keys of ``old`` survive; with ``keep_measured``, so do its measured ones."""
-    entry = {**old, **new}
-    if keep_measured:
-        for key in MEASURED_KEYS:
-            if key in old:
-                entry[key] = old[key]
-    return entry
-
-
 def write_machine_file(path: Path, entries: Mapping[str, object]) -> None:
     """Write all ``entries`` (every machine's) atomically, in asv's layout (sorted, indented, versioned)."""
     data = {**entries, "version": MACHINE_FILE_VERSION}
@@ -163,37 +158,198 @@ def write_machine_file(path: Path, entries: Mapping[str, object]) -> None:
 def register(
     name: str | None = None,
     path: Path | None = None,
-    measure: bool = True,
-    remeasure: bool = False,
     write: bool = True,
     gpu: Mapping[str, object] | None = None,
-    say: Callable[[str], None] = lambda _line: None,
-) -> tuple[str, dict[str, object], bool]:
-    """Build this machine's entry and merge it into asv's machine file.
+) -> tuple[str, dict[str, object], list[str]]:
+    """Build this machine's entry and merge it into asv's machine file; nothing is measured.
 
-    Measures the ceilings (~10 s) unless ``measure`` is False or the entry already holds measured
-    figures (kept, so asv's selectors stay stable) and ``remeasure`` is False. Returns
-    (name, entry, kept). A bad machine file stops everything before anything is measured; ``say``
-    hears it before the ceilings are measured.
+    Keys of the old entry that roofline does not write survive, retired ones included: taking those
+    out would split the machine's recorded history, which only a migration may do (results and
+    machine file together). Returns (name, entry, the retired keys the entry still holds). A bad
+    machine file stops everything (BadInput) and is left as it was.
     """
-    from ..host import host_facts
-
     path = path or machine_file_path()
     name = check_machine_name(name)
     entries = read_machine_file(path)
     old = entries.get(name) if isinstance(entries.get(name), dict) else {}
-    keep = bool(old) and has_measured(old) and not remeasure
-    ceilings = None
-    if measure and not keep:
-        from ..measure.ceilings import measure_ceilings
-
-        say("measuring memory bandwidth and GEMM peak (--no-measure skips) ...")
-        ceilings = measure_ceilings()
-    keys = machine_keys(name, host_facts(), gpu=gpu, ceilings=ceilings)
-    entry = merge_entry(old, keys, keep_measured=keep or (not measure and bool(old)))
+    entry = {**old, **machine_keys(name, this_host(), gpu=gpu)}
     if write:
         write_machine_file(path, {**entries, name: entry})
-    return name, entry, keep
+    return name, entry, retired_keys(entry)
+
+
+# ---- migration: the retired keys out of a machine file and its recorded results, history kept whole ----
+
+
+@dataclass
+class Migration:
+    """What a migration rewrites (planned, or done): every file with its old and new text."""
+
+    results: Path
+    machine_file: Path | None
+    rewrites: dict[Path, tuple[str, str]] = field(default_factory=dict)
+    #: "<machine>" or "machine file <name>" → the keys taken out, with every value they had
+    removed: dict[str, dict[str, list[object]]] = field(default_factory=dict)
+    #: "<machine>" → stable keys filled into result files that lacked them
+    filled: dict[str, dict[str, str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    backup: Path | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "results": str(self.results),
+            "machine_file": str(self.machine_file) if self.machine_file else None,
+            "files": sorted(str(p) for p in self.rewrites),
+            "removed": self.removed,
+            "filled": self.filled,
+            "notes": self.notes,
+            "backup": str(self.backup) if self.backup else None,
+        }
+
+
+def _identity(info: Mapping[str, object]) -> tuple[str, ...]:
+    return tuple(str(info.get(k, "")) for k in IDENTITY_KEYS)
+
+
+def _migrated(entry: Mapping[str, object], fill: Mapping[str, str]) -> tuple[dict[str, object], dict[str, object]]:
+    """``entry`` less its retired keys, plus the stable keys of ``fill`` it lacks; and what was taken out."""
+    gone = {k: entry[k] for k in retired_keys(entry)}
+    out = {k: v for k, v in entry.items() if k not in gone}
+    for key in (*ASV_KEYS, *STABLE_KEYS):
+        if key not in out and key in fill:
+            out[key] = fill[key]
+    return out, gone
+
+
+def _load(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadInput(f"{path} cannot be read as JSON ({exc}); fix or move it: nothing was migrated") from None
+    if not isinstance(data, dict):
+        raise BadInput(f"{path} is not a JSON object; fix or move it: nothing was migrated")
+    return data
+
+
+def plan_migration(
+    results: Path, machine_file: Path | None = None, host_keys: Callable[[str], Mapping[str, str]] | None = None
+) -> Migration:
+    """Plan taking :data:`RETIRED_KEYS` out of ``machine_file``'s entries and of every machine under ``results``.
+
+    Every result file of a machine ends up with the same keys as its machine.json, so asv files its
+    runs under one graph. A stable key a machine's results lack (``llc_bytes`` in results older than
+    the key) is filled from ``host_keys(name)`` (this host's keys for an entry of the machine file)
+    only where the identity keys (arch, cpu, cores, memory) agree. Reads only; BadInput when a file
+    cannot be read (nothing is migrated then).
+    """
+    results = Path(results)
+    if not results.is_dir():
+        raise BadInput(f"results directory {results} does not exist (give asv's results_dir, e.g. .asv/results)")
+    plan = Migration(results=results, machine_file=machine_file)
+    entries: dict[str, object] = {}
+    if machine_file is not None and machine_file.exists():
+        entries = read_machine_file(machine_file)
+        new_entries = dict(entries)
+        for name, entry in entries.items():
+            if not isinstance(entry, dict):
+                continue
+            mine = dict(host_keys(name)) if host_keys else {}
+            fill = mine if mine and _identity(mine) == _identity(entry) else {}
+            new_entries[name], gone = _migrated(entry, fill)
+            if gone:
+                plan.removed[f"machine file {name}"] = {k: [v] for k, v in gone.items()}
+        if new_entries != entries:
+            old_text = machine_file.read_text(encoding="utf-8")
+            plan.rewrites[machine_file] = (old_text, _machine_file_text(new_entries))
+        entries = new_entries
+    for folder in sorted(p for p in results.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        info_path = folder / "machine.json"
+        if not info_path.is_file():
+            continue
+        info = _load(info_path)
+        version = info.pop("version", MACHINE_FILE_VERSION)
+        local = entries.get(folder.name)
+        fill = {k: str(v) for k, v in local.items()} if isinstance(local, dict) else {}
+        fill = fill if fill and _identity(fill) == _identity(info) else {}
+        target, gone = _migrated(info, fill)
+        removed: dict[str, list[object]] = {k: [v] for k, v in gone.items()}
+        if target != info:
+            plan.rewrites[info_path] = (
+                info_path.read_text(encoding="utf-8"),
+                _asv_json({**target, "version": version}),
+            )
+        filled: dict[str, str] = {}
+        for path in sorted(folder.glob("*.json")):
+            if path.name == "machine.json" or path.name.startswith("."):
+                continue
+            data = _load(path)
+            params = data.get("params")
+            if not isinstance(params, dict):
+                raise BadInput(f"{path} has no params (not an asv 0.6 result file?): nothing was migrated")
+            new_params = {k: v for k, v in params.items() if k not in retired_keys(params)}
+            for key in params.keys() - new_params.keys():
+                if params[key] not in removed.setdefault(key, []):
+                    removed[key].append(params[key])
+            if _identity(params) == _identity(target):
+                for key in (*ASV_KEYS, *STABLE_KEYS):
+                    if key not in new_params and key in target:
+                        new_params[key] = target[key]
+                        filled[key] = str(target[key])
+            else:
+                plan.notes.append(f"{path}: recorded on other hardware than machine.json says; no key filled in")
+            differ = [k for k in STABLE_KEYS if k in new_params and k in target and new_params[k] != target[k]]
+            if differ:
+                plan.notes.append(
+                    f"{path}: {', '.join(differ)} differ from machine.json: asv keeps those runs apart, as it should"
+                )
+            if new_params != params:
+                plan.rewrites[path] = (path.read_text(encoding="utf-8"), json.dumps({**data, "params": new_params}))
+        if removed:
+            plan.removed[folder.name] = removed
+        if filled:
+            plan.filled[folder.name] = filled
+    return plan
+
+
+def _asv_json(data: Mapping[str, object]) -> str:
+    """A machine.json as asv writes it: indented, keys sorted."""
+    return json.dumps(data, indent=4, sort_keys=True)
+
+
+def _machine_file_text(entries: Mapping[str, object]) -> str:
+    return json.dumps({**entries, "version": MACHINE_FILE_VERSION}, indent=4, sort_keys=True) + "\n"
+
+
+def apply_migration(plan: Migration) -> Migration:
+    """Carry out ``plan``: first copy every file it rewrites into a new backup folder beside the results
+    (``<results>.pre-migration-<UTC time>/``, outside asv's reach), then replace each file atomically.
+
+    A file changed since the plan was made is refused (BadInput) before anything is written.
+    """
+    if not plan.rewrites:
+        return plan
+    for path, (old, _) in plan.rewrites.items():
+        if path.read_text(encoding="utf-8") != old:
+            raise BadInput(f"{path} changed while the migration was planned; nothing was migrated, run it again")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    backup = plan.results.parent / f"{plan.results.name}.pre-migration-{stamp}"
+    written = 0
+    try:
+        backup.mkdir()
+        for path in plan.rewrites:
+            rel = Path("machine-file") / path.name if path == plan.machine_file else path.relative_to(plan.results)
+            (backup / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, backup / rel)
+        for path, (_, new) in plan.rewrites.items():
+            atomic_write(path, new)
+            written += 1
+    except FileExistsError:
+        raise BadInput(f"{backup} exists: another migration is under way; nothing was migrated") from None
+    except OSError as exc:
+        done = f"{written} of {len(plan.rewrites)} file(s) rewritten, " if written else "nothing rewritten; "
+        raise BadInput(f"migration stopped ({exc.strerror or exc}): {done}every original is in {backup}") from None
+    plan.backup = backup
+    return plan
 
 
 def gpu_keys(facts: dict[str, object] | None) -> dict[str, str]:

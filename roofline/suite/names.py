@@ -26,3 +26,7 @@ OVERHEAD = "backends.CallOverhead.track_{}_call"
 QUIETNESS = "conditions.RunConditions.track_quietness"
 REFERENCE_DRIFT = "conditions.RunConditions.track_reference_drift"
 BLAS_THREADS_USED = "conditions.RunConditions.track_blas_threads"
+#: Benchmarks that measure the machine rather than the code (its ceilings, the crossover batch they set,
+#: how quiet the run was): the gate reports their changes as the machine's, apart from the code's,
+#: and never fails on them.
+MACHINE_FIGURES = ("ceilings.", "crossover.", "conditions.")

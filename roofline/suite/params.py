@@ -223,3 +223,26 @@ def selection(grid: Mapping[str, Sequence[object]], only: str | None = None) -> 
 def _asv_repr(value: object) -> str:
     """A parameter value as asv names it in a benchmark's parameterized name (its repr)."""
     return repr(value)
+
+
+#: models.ModelDecode's model: a preset, then shape fields to change (``ROOFLINE_MODEL``).
+DEFAULT_MODEL = "llama-3-8b:layers=1"
+
+
+def model_decode():
+    """The ModelShape models.ModelDecode decodes: ``ROOFLINE_MODEL`` = ``preset[:field=N,...]``.
+
+    Default :data:`DEFAULT_MODEL` (Llama-3-8B cut to one layer); a quick run names a tiny shape, e.g.
+    ``llama-3-8b:layers=1,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256``.
+    """
+    from ..model.llm import SETTABLE_FIELDS, custom_model, lookup_model
+
+    text = os.environ.get("ROOFLINE_MODEL", DEFAULT_MODEL)
+    name, _, rest = text.partition(":")
+    fields = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or key.strip() not in SETTABLE_FIELDS:
+            raise BadInput(f"ROOFLINE_MODEL: {item!r} is not field=N (fields: {', '.join(SETTABLE_FIELDS)})")
+        fields[key.strip()] = positive_ints(value, f"ROOFLINE_MODEL {key.strip()}", 2**31)[0]
+    return custom_model(lookup_model(name.strip()), **fields)

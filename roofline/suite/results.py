@@ -19,11 +19,14 @@ API::
     run = m.run(m.latest())                   # Run: one commit, its result files merged
     run.value("decode.DecodeDRAM.track_gflops", n=256, batch=8)   # float, or None for n/a
     run.points("decode.DecodeDRAM.track_gflops")  # [({"n": 256, "batch": 1}, 12.3), ...]
+    run.envs["virtualenv-py3.11"]             # EnvRun: one environment's file alone, with asv's
+                                              # statistics and raw samples (--record-samples)
 
 The layout read: ``<dir>/benchmarks.json`` (name → type, unit, params, param_names, version),
 ``<dir>/<machine>/machine.json`` and ``<dir>/<machine>/<hash8>-<env>.json``, whose
 ``results`` map a benchmark to a row of ``result_columns`` ("result", "params", "version", ...);
-"result" holds one value per combination of "params" (asv's repr strings, e.g. "256", "'add'").
+"result" holds one value per combination of "params" (asv's repr strings, e.g. "256", "'add'");
+"stats_ci_99_a", "stats_ci_99_b", "stats_q_25", ... and "samples" one entry per combination too.
 """
 
 from __future__ import annotations
@@ -62,6 +65,13 @@ def _number(value: object) -> Value:
     return float(value)
 
 
+def _stat(value: object) -> float | None:
+    """A statistic as asv stores it: a number, infinite allowed (too few samples for an interval)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        return None
+    return float(value)
+
+
 def _load_json(path: Path) -> tuple[object, str | None]:
     """(data, None) or (None, one-line reason)."""
     try:
@@ -92,6 +102,28 @@ class Benchmark:
     raw: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
 
+#: asv's statistics columns of a result row (``stats_<name>``), kept per combination for the gate.
+STATS = ("ci_99_a", "ci_99_b", "q_25", "q_75", "number", "repeat")
+
+
+@dataclass
+class EnvRun:
+    """One environment's result file at one commit, not merged with any other environment's.
+
+    ``params`` the file's machine keys (asv's copy of machine.json, plus ``python``); ``values`` as
+    :attr:`Run.values`; ``stats[benchmark][key]`` asv's statistics ({"ci_99_a": ...},
+    time benchmarks only) and ``samples[benchmark][key]`` the raw samples (``asv run
+    --record-samples``); a combination without them is absent.
+    """
+
+    env: str
+    file: str
+    params: dict[str, object] = field(default_factory=dict)
+    values: dict[str, dict[ParamKey, Value]] = field(default_factory=dict)
+    stats: dict[str, dict[ParamKey, dict[str, float]]] = field(default_factory=dict)
+    samples: dict[str, dict[ParamKey, list[float]]] = field(default_factory=dict)
+
+
 @dataclass
 class Run:
     """One machine at one commit: the values of every result file for that commit, merged.
@@ -107,6 +139,8 @@ class Run:
     params: dict[str, object] = field(default_factory=dict)
     values: dict[str, dict[ParamKey, Value]] = field(default_factory=dict)
     param_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: each environment's file alone, by asv's environment name (e.g. "virtualenv-py3.11")
+    envs: dict[str, EnvRun] = field(default_factory=dict)
 
     def benchmarks(self) -> list[str]:
         return sorted(self.values)
@@ -210,12 +244,32 @@ def _read_benchmarks(path: Path, res: Results) -> dict[str, Benchmark]:
     return out
 
 
+def _env_name(file: Path, data: dict) -> str:
+    """asv's environment name of a result file: its ``env_name``, else the file name after the hash."""
+    name = data.get("env_name")
+    if isinstance(name, str) and name:
+        return name
+    return file.stem.split("-", 1)[1] if "-" in file.stem else file.stem
+
+
+def _column(cols: dict[str, object], name: str, count: int) -> list[object]:
+    """One per-combination column of a row (asv trims trailing empty columns): ``count`` entries."""
+    column = cols.get(name)
+    return column if isinstance(column, list) and len(column) == count else [None] * count
+
+
 def _add_file(run: Run, file: Path, data: dict, benchmarks: dict[str, Benchmark], warnings: list[str]) -> None:
     columns = data.get("result_columns")
     results = data.get("results")
     if not isinstance(columns, list) or not isinstance(results, dict):
         warnings.append(f"{file}: skipped: no result_columns/results (not an asv 0.6 result file?)")
         return
+    params = data["params"] if isinstance(data.get("params"), dict) else {}
+    env = EnvRun(env=_env_name(file, data), file=file.name, params=params)
+    if env.env in run.envs:  # two files of one environment at one commit: keep the first, as the merge does
+        warnings.append(f"{file}: a second file of environment {env.env!r} at this commit; its values are merged")
+    else:
+        run.envs[env.env] = env
     failed, stale, malformed = [], [], []
     for name, row in results.items():
         if not isinstance(row, list):
@@ -244,12 +298,26 @@ def _add_file(run: Run, file: Path, data: dict, benchmarks: dict[str, Benchmark]
             names = tuple(f"param{i + 1}" for i in range(len(params)))
         values = run.values.setdefault(name, {})
         run.param_names.setdefault(name, names)
-        for key, raw in zip(keys, result, strict=True):
+        stats = {s: _column(cols, f"stats_{s}", len(keys)) for s in STATS}
+        samples = _column(cols, "samples", len(keys))
+        for i, (key, raw) in enumerate(zip(keys, result, strict=True)):
             value = _number(raw)
             if raw is None and name not in stale:  # asv's null: it failed; NaN: skipped on purpose
                 failed.append(name)
             if values.get(key) is None:  # another environment's file may hold the value
                 values[key] = value
+            if run.envs.get(env.env) is not env:
+                continue
+            env.values.setdefault(name, {})[key] = value
+            if value is None:
+                continue
+            got = {s: _stat(stats[s][i]) for s in STATS}
+            if all(v is not None for v in got.values()):
+                env.stats.setdefault(name, {})[key] = got  # type: ignore[assignment]
+            if isinstance(samples[i], list):
+                finite = [x for x in map(_number, samples[i]) if x is not None]
+                if finite:
+                    env.samples.setdefault(name, {})[key] = finite
     if failed:
         uniq = sorted(set(failed))
         warnings.append(f"{file}: {len(failed)} value(s) failed, shown as n/a ({', '.join(uniq)})")

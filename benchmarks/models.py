@@ -1,0 +1,39 @@
+"""A real model decoded on this machine: a Llama-3-8B slice built by transformers with random weights.
+
+Thin by design: the batch here, everything else in :mod:`roofline.suite.harness` (``roofline decode
+--measure`` is the same measurement as a command). setup_cache builds the model once and measures
+every batch; a batch whose bound alone would overrun make bench's budget here, or a machine without
+torch and transformers, is recorded as skipped with the reason.
+"""
+
+from .common import Benchmark, measured, suite
+
+
+class ModelDecode(Benchmark):
+    """transformers decoding the slice in bf16 against its bound (the lean path: ``roofline decode --measure``)."""
+
+    params = ([1, 8, 64],)
+    param_names = ("batch",)
+
+    def setup_cache(self):
+        return measured("model_decode_grid", self.params[0])
+
+    setup_cache.timeout = 900
+
+    def setup(self, grid, batch):
+        self.entry = suite.model_entry(grid, batch)
+
+    def track_tokens_per_s(self, grid, batch):
+        return suite.grid_value(self.entry, "transformers_tokens_per_s")
+
+    track_tokens_per_s.unit = "tokens/s"
+
+    def track_bound_tokens_per_s(self, grid, batch):
+        return suite.grid_value(self.entry, "bound_tokens_per_s")
+
+    track_bound_tokens_per_s.unit = "tokens/s"
+
+    def track_roofline_fraction(self, grid, batch):
+        return suite.grid_value(self.entry, "transformers_fraction")
+
+    track_roofline_fraction.unit = "fraction of bound"
