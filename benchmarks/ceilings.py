@@ -1,6 +1,6 @@
 """This machine's ceilings, measured once per run: every derived figure of the run divides by these."""
 
-from .common import Measured, suite
+from .common import Benchmark, Measured, measured, suite
 
 
 class MemoryBandwidth(Measured):
@@ -31,3 +31,45 @@ class GemmPeak(Measured):
         return suite.gemm_gflops(run, dtype)
 
     track_gemm_ceiling.unit = "GFLOP/s"
+
+
+class CacheBandwidth(Benchmark):
+    """Read-only bandwidth per memory level: the plateaus of one working-set sweep on all cores (numba kernel)."""
+
+    params = (["L1", "L2", "L3", "DRAM"],)
+    param_names = ("level",)
+
+    def setup_cache(self):
+        return measured("level_roofs")
+
+    def setup(self, roofs, level):
+        suite.level_entry(roofs, level)
+
+    def track_bandwidth(self, roofs, level):
+        return suite.level_entry(roofs, level)[0]
+
+    track_bandwidth.unit = "GB/s"
+
+    def track_capacity(self, roofs, level):
+        return float(suite.level_entry(roofs, level)[1])
+
+    track_capacity.unit = "bytes"
+
+
+class ComputePeak(Benchmark):
+    """The compute roofs beyond numpy's (whose fp32 and fp64 GemmPeak measures once per run): a square
+    torch GEMM per dtype where the CPU has instructions for it (AMX, AVX-512-BF16/FP16, VNNI), else skipped."""
+
+    params = (["bf16", "fp16", "int8"],)
+    param_names = ("dtype",)
+
+    def setup_cache(self):
+        return measured("compute_peaks")
+
+    def setup(self, peaks, dtype):
+        suite.compute_peak(peaks, dtype)
+
+    def track_peak(self, peaks, dtype):
+        return suite.compute_peak(peaks, dtype)
+
+    track_peak.unit = "GFLOP/s"

@@ -1,4 +1,4 @@
-"""Facts about this machine: caches, cores, memory, BLAS and its threads, and its GPU."""
+"""Facts about this machine: caches and how they are shared, cores, memory, BLAS and its threads, and its GPU."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import platform
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import BackendUnavailable, BadInput
@@ -28,13 +29,80 @@ def parse_size(text: str) -> int:
     return int(m.group(1)) * _UNITS[m.group(2).upper()]
 
 
-def llc_bytes(
-    sysfs: str | os.PathLike = "/sys/devices/system/cpu/cpu0/cache", use_override: bool = True
-) -> tuple[int, str]:
-    """Size of the last-level cache and where the figure came from.
+@dataclass(frozen=True)
+class CacheLevel:
+    """One level of data cache over the CPUs in use: its size per instance and the distinct instances.
 
-    ``ROOFLINE_LLC_BYTES`` overrides (unless ``use_override`` is False: the machine's own figure); then
-    Linux sysfs (highest level, unified or data); then macOS ``sysctl``; else :data:`FALLBACK_LLC_BYTES`.
+    ``instances`` counts the distinct sharing sets (``shared_cpu_list``) among the CPUs in use, so
+    ``aggregate_bytes`` is what all of them hold together: 2 cores with a private 32 KiB L1 each hold
+    64 KiB in L1; 2 cores sharing one 8 MiB L3 hold 8 MiB in L3.
+    """
+
+    level: int
+    kind: str
+    size_bytes: int
+    instances: int
+    shared_cpus: tuple[tuple[int, ...], ...]
+
+    @property
+    def name(self) -> str:
+        return f"L{self.level}"
+
+    @property
+    def aggregate_bytes(self) -> int:
+        return self.size_bytes * self.instances
+
+
+def parse_cpu_list(text: str) -> tuple[int, ...]:
+    """'0-3,8,10-11' → (0, 1, 2, 3, 8, 10, 11); BadInput otherwise."""
+    cpus: list[int] = []
+    try:
+        for part in text.strip().split(","):
+            lo, _, hi = part.partition("-")
+            cpus += range(int(lo), int(hi or lo) + 1)
+    except ValueError:
+        raise BadInput(f"not a CPU list: {text!r}") from None
+    return tuple(sorted(set(cpus)))
+
+
+def cache_topology(
+    root: str | os.PathLike = "/sys/devices/system/cpu", cpus: tuple[int, ...] | None = None
+) -> tuple[CacheLevel, ...]:
+    """The data and unified caches of the CPUs in use (default: this process's affinity), innermost first.
+
+    Read from Linux sysfs ``cpuN/cache/index*`` (``level``, ``type``, ``size``, ``shared_cpu_list``);
+    instruction caches are left out. Empty where the OS does not say.
+    """
+    cpus = tuple(sorted(cpus if cpus is not None else _affinity()))
+    found: dict[tuple[int, str], tuple[int, set[tuple[int, ...]]]] = {}
+    for cpu in cpus:
+        for index in sorted(Path(root, f"cpu{cpu}", "cache").glob("index*")):
+            try:
+                level = int((index / "level").read_text())
+                kind = (index / "type").read_text().strip()
+                size = parse_size((index / "size").read_text())
+                shared = (index / "shared_cpu_list").read_text() if (index / "shared_cpu_list").exists() else ""
+                sharing = parse_cpu_list(shared) if shared.strip() else (cpu,)
+            except (OSError, ValueError, BadInput):
+                continue
+            if kind not in ("Unified", "Data"):
+                continue
+            size_seen, sets = found.setdefault((level, kind), (size, set()))
+            sets.add(sharing)
+            found[(level, kind)] = (max(size_seen, size), sets)
+    return tuple(
+        CacheLevel(level, kind, size, len(sets), tuple(sorted(sets)))
+        for (level, kind), (size, sets) in sorted(found.items())
+    )
+
+
+def llc_bytes(root: str | os.PathLike = "/sys/devices/system/cpu", use_override: bool = True) -> tuple[int, str]:
+    """The last-level cache of the CPUs in use, summed over its distinct instances, and where the figure came from.
+
+    ``ROOFLINE_LLC_BYTES`` overrides (the aggregate: what every pool must escape; unless ``use_override``
+    is False: the machine's own figure); then Linux sysfs
+    (:func:`cache_topology`'s highest level); then macOS ``sysctl``; else :data:`FALLBACK_LLC_BYTES`.
+    Every pool and bandwidth array is sized from this figure (:func:`roofline.measure.pools.escape_bytes`).
     """
     override = os.environ.get("ROOFLINE_LLC_BYTES") if use_override else None
     if override is not None:
@@ -42,21 +110,15 @@ def llc_bytes(
             return parse_size(override), "ROOFLINE_LLC_BYTES"
         except BadInput as exc:
             raise BadInput(f"ROOFLINE_LLC_BYTES: {exc}") from None
-    best: tuple[int, int] | None = None
-    for index in sorted(Path(sysfs).glob("index*")):
-        try:
-            level = int((index / "level").read_text())
-            kind = (index / "type").read_text().strip()
-            size = parse_size((index / "size").read_text())
-        except (OSError, ValueError, BadInput):
-            continue
-        if kind in ("Unified", "Data") and (best is None or level > best[0]):
-            best = (level, size)
-    if best is not None:
-        return best[1], f"{sysfs} (L{best[0]})"
+    levels = cache_topology(root)
+    if levels:
+        llc = max(levels, key=lambda c: c.level)
+        first = llc.shared_cpus[0][0]
+        source = f"{Path(root) / f'cpu{first}' / 'cache'} (L{llc.level})"
+        if llc.instances > 1:
+            source += f" × {llc.instances} instances"
+        return llc.aggregate_bytes, source
     if platform.system() == "Darwin":
-        import subprocess
-
         for key in ("hw.l3cachesize", "hw.l2cachesize"):
             try:
                 out = subprocess.run(["sysctl", "-n", key], capture_output=True, text=True, timeout=5).stdout
@@ -67,12 +129,16 @@ def llc_bytes(
     return FALLBACK_LLC_BYTES, "fallback (the OS did not say)"
 
 
+def _affinity() -> set[int]:
+    try:
+        return os.sched_getaffinity(0)
+    except AttributeError:  # pragma: no cover - not Linux
+        return set(range(os.cpu_count() or 1))
+
+
 def cpu_count() -> int:
     """Cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+    return len(_affinity())
 
 
 def available_memory_bytes() -> int | None:
@@ -95,6 +161,17 @@ def total_memory_bytes() -> int | None:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags (Linux /proc/cpuinfo ``flags``); empty where the OS does not say."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(("flags", "Features")):
+                return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
 
 
 def cpu_model() -> str:

@@ -7,7 +7,9 @@ import math
 
 NA = "n/a"
 #: Units read as lower-is-better by their first word (asv's "seconds", "µs per call", ...).
-LOWER_UNITS = ("seconds", "s", "ms", "µs", "us", "ns", "bytes")
+#: Units of a cost. A track in bytes is a size (a cache level, the LLC): a fact with no better way
+#: (asv's mem_ and peakmemory benchmarks are lower-is-better by their type).
+LOWER_UNITS = ("seconds", "s", "ms", "µs", "us", "ns")
 
 _PREFIXES = (
     (1e15, "P"),
@@ -61,7 +63,7 @@ def table(rows: list[list[str]], right: set[int] = frozenset()) -> list[str]:
 
 
 def better(unit: str) -> str | None:
-    """'lower' (time, bytes), 'higher' (a rate ``…/s``, a fraction) or None (a count, a batch) is better."""
+    """'lower' (a time), 'higher' (a rate ``…/s``, a fraction) or None (a count, a batch, a size) is better."""
     unit = unit.strip()
     words = unit.split()
     if words and words[0] in LOWER_UNITS:

@@ -6,24 +6,69 @@ from roofline import host
 from roofline.errors import BadInput
 
 
-def _cache(tmp_path, entries):
-    for i, (level, kind, size) in enumerate(entries):
-        d = tmp_path / f"index{i}"
-        d.mkdir()
-        (d / "level").write_text(f"{level}\n")
-        (d / "type").write_text(f"{kind}\n")
-        (d / "size").write_text(f"{size}\n")
-    return tmp_path
+def _sysfs(root, cpus, entries):
+    """A fake /sys/devices/system/cpu: ``entries`` are (level, type, size, sharing sets) per index."""
+    for cpu in cpus:
+        for i, (level, kind, size, sets) in enumerate(entries):
+            d = root / f"cpu{cpu}" / "cache" / f"index{i}"
+            d.mkdir(parents=True)
+            (d / "level").write_text(f"{level}\n")
+            (d / "type").write_text(f"{kind}\n")
+            (d / "size").write_text(f"{size}\n")
+            shared = next(s for s in sets if cpu in s)
+            (d / "shared_cpu_list").write_text(f"{min(shared)}-{max(shared)}\n")
+    return root
 
 
-def test_llc_is_the_highest_level(tmp_path, monkeypatch):
+#: Four cores with private L1d, L1i and L2, and two L3 instances (a two-CCX EPYC, or two sockets).
+PRIVATE = [{0}, {1}, {2}, {3}]
+TWO_L3 = [
+    (1, "Data", "48K", PRIVATE),
+    (1, "Instruction", "64K", PRIVATE),
+    (2, "Unified", "2048K", PRIVATE),
+    (3, "Unified", "32M", [{0, 1}, {2, 3}]),
+]
+
+
+def test_cache_topology_counts_distinct_instances_of_the_cpus_in_use(tmp_path):
+    root = _sysfs(tmp_path, range(4), TWO_L3)
+    levels = host.cache_topology(root, cpus=(0, 1, 2, 3))
+    assert [(c.name, c.kind, c.size_bytes, c.instances) for c in levels] == [
+        ("L1", "Data", 48 * 2**10, 4),
+        ("L2", "Unified", 2 * 2**20, 4),
+        ("L3", "Unified", 32 * 2**20, 2),
+    ]
+    assert levels[-1].aggregate_bytes == 64 * 2**20
+    assert levels[-1].shared_cpus == ((0, 1), (2, 3))
+    # Two cores of one L3 instance hold one L3, not two.
+    l3 = host.cache_topology(root, cpus=(0, 1))[-1]
+    assert (l3.instances, l3.aggregate_bytes) == (1, 32 * 2**20)
+    # One core of each instance holds both.
+    assert host.cache_topology(root, cpus=(0, 2))[-1].aggregate_bytes == 64 * 2**20
+
+
+def test_llc_is_the_aggregate_of_the_highest_level(tmp_path, monkeypatch):
     monkeypatch.delenv("ROOFLINE_LLC_BYTES", raising=False)
-    sysfs = _cache(
-        tmp_path, [(1, "Data", "48K"), (1, "Instruction", "64K"), (2, "Unified", "2048K"), (3, "Unified", "32M")]
-    )
-    size, source = host.llc_bytes(sysfs)
-    assert size == 32 * 2**20
-    assert "L3" in source
+    monkeypatch.setattr(host, "_affinity", lambda: {0, 1, 2, 3})
+    size, source = host.llc_bytes(_sysfs(tmp_path, range(4), TWO_L3))
+    assert size == 64 * 2**20
+    assert "(L3) × 2 instances" in source
+
+
+def test_this_machines_topology_matches_its_llc(monkeypatch):
+    monkeypatch.delenv("ROOFLINE_LLC_BYTES", raising=False)
+    levels = host.cache_topology()
+    if not levels:
+        pytest.skip("this OS does not describe its caches in sysfs")
+    assert [c.level for c in levels] == sorted(c.level for c in levels)
+    assert host.llc_bytes()[0] == levels[-1].aggregate_bytes
+    assert all(c.instances >= 1 and c.size_bytes > 0 for c in levels)
+
+
+def test_parse_cpu_list():
+    assert host.parse_cpu_list("0-3,8,10-11\n") == (0, 1, 2, 3, 8, 10, 11)
+    with pytest.raises(BadInput, match="CPU list"):
+        host.parse_cpu_list("a-b")
 
 
 def test_llc_override_and_fallback(tmp_path, monkeypatch):
@@ -33,6 +78,13 @@ def test_llc_override_and_fallback(tmp_path, monkeypatch):
     monkeypatch.setattr(host.platform, "system", lambda: "Linux")
     size, source = host.llc_bytes(tmp_path / "missing")
     assert size == host.FALLBACK_LLC_BYTES and "fallback" in source
+
+
+def test_cpu_flags_are_read_from_cpuinfo():
+    flags = host.cpu_flags()
+    if not flags:
+        pytest.skip("no /proc/cpuinfo flags here")
+    assert all(isinstance(f, str) and f for f in flags)
 
 
 @pytest.mark.parametrize("bad", ["", "abc", "-4M", "0", "4T", "1.5M"])

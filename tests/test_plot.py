@@ -16,7 +16,8 @@ def test_svg_carries_the_labels(tmp_path):
 
     matplotlib.rcParams["svg.fonttype"] = "none"  # keep text as text
     svg = plot_report([sample_report()], tmp_path / "roof.svg").read_text()
-    for label in ("b=1", "b=64", "H100 SXM datasheet", "float32 roof (measured)", "arithmetic intensity"):
+    labels = ("n=2048 b=1", "b=64", "H100 SXM datasheet", "DRAM 25 GB/s", "fp32 300 GFLOP/s", "arithmetic intensity")
+    for label in labels:
         assert label in svg
 
 

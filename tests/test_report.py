@@ -61,6 +61,10 @@ def test_report_keys_are_the_documented_ones():
         "overhead",
         "conditions",
         "warnings",
+        "roofs",
+        "compute_roofs",
+        "compute_roofs_skipped",
+        "read_write_roofs",
     }
     assert set(r["crossover"]) >= {"dtype", "bytes_per_param", "predicted_batch", "observed_batch", "sweep_n", "sweep"}
     assert set(r["decode"][0]) >= {
@@ -73,6 +77,12 @@ def test_report_keys_are_the_documented_ones():
         "roofline_fraction",
         "bound",
         "spread",
+        "roof",
+        "roof_gbps",
+        "roof_attainable_gflops",
+        "roof_fraction",
+        "roof_bound",
+        "measurement_error",
     }
     json.dumps(r, allow_nan=False)
 

@@ -50,6 +50,8 @@ def test_asv_run_exits_0_and_records_every_chosen_combination(ran):
         combos = list(itertools.product(*params)) if params else [()]
         assert len(values) == len(combos), name
         for combo, v in zip(combos, values, strict=True):
+            if name == "ceilings.ComputePeak.track_peak" and (v is None or math.isnan(v)):
+                continue  # a torch dtype this CPU (or asv's env) cannot run: skipped, which asv records as NaN
             if name.startswith("decode.") and not set(combo) <= chosen:
                 assert v is None or math.isnan(v), (name, combo, v)  # the fixed grid, not chosen: skipped
                 continue

@@ -21,3 +21,13 @@ if [ ! -x /usr/bin/chromium ]; then
         echo "install-test-deps: /usr/bin/chromium is missing and apt-get needs root: the browser test will skip" >&2
     fi
 fi
+# The referee of the level and compute roofs is Debian's likwid (likwid-bench), installed the same way.
+if ! command -v likwid-bench >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        export DEBIAN_FRONTEND=noninteractive
+        { apt-get update -q && apt-get install -y -q likwid; } >/dev/null ||
+            echo "install-test-deps: apt-get could not install likwid: the likwid-bench referee test will skip" >&2
+    else
+        echo "install-test-deps: likwid-bench is missing and apt-get needs root: the likwid-bench referee test will skip" >&2
+    fi
+fi

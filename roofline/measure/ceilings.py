@@ -1,13 +1,15 @@
 """This machine's measured ceilings: STREAM-style memory bandwidth and square-GEMM peak.
 
 Together they make a measured :class:`~roofline.model.hardware.Hardware`, with a ridge point and a
-predicted crossover batch that come from this machine rather than a datasheet.
+predicted crossover batch that come from this machine rather than a datasheet. Each ceiling is the
+median of enough timed passes to bound it with a 95 % confidence interval
+(:mod:`roofline.model.intervals`), never the best pass: a best-of-few on a shared machine records
+whichever pass a neighbour left alone.
 """
 
 from __future__ import annotations
 
 import platform
-import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -18,8 +20,9 @@ from ..errors import BadInput, KernelMismatch
 from ..host import blas_summary, blas_threads, cpu_count, llc_bytes
 from ..model.dtypes import by_numpy
 from ..model.hardware import Hardware
-from .numpy_step import POOL_LLC_MULTIPLE, reference_product, relative_error
-from .pools import check_fits, random_array
+from ..model.intervals import MedianCI, median_ci
+from .numpy_step import reference_product, relative_error
+from .pools import check_fits, escape_bytes, random_array
 
 #: Elements per block of the blocked triad: one block of ``a`` stays in L2 between its two passes.
 TRIAD_BLOCK = 131072
@@ -32,10 +35,24 @@ CEILING_KERNEL = "add"
 #: Arrays counted per element, as STREAM counts them.
 ARRAYS_MOVED = {"copy": 2, "add": 3, "triad": 3}
 
+#: Timed passes per bandwidth kernel: 15 give the median a 96 % interval between the 4th smallest
+#: and the 4th largest pass.
+BANDWIDTH_RUNS = 15
+
+#: Timed GEMMs per dtype: 6 give a 97 % interval between the slowest and the fastest.
+GEMM_RUNS = 6
+
+
+def _rate_ci(work: float, times: list[float]) -> MedianCI:
+    """The median rate (work / time) of timed passes and its interval (slow passes give the low end)."""
+    return median_ci([work / t for t in times])
+
 
 @dataclass(frozen=True)
 class Bandwidth:
-    """STREAM-style bandwidth in bytes/s: best and median of ``runs`` timed passes."""
+    """STREAM-style bandwidth in bytes/s over ``runs`` timed passes: the median (the ceiling), its
+    confidence interval [``low``, ``high``], and the best pass kept for reference. ``spread`` is
+    ``high / low``: robust to the few passes a neighbour slowed (max/min is not)."""
 
     kind: str
     best: float
@@ -44,6 +61,9 @@ class Bandwidth:
     array_bytes: int
     threads: int
     runs: int
+    low: float = 0.0
+    high: float = 0.0
+    confidence: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -51,7 +71,8 @@ class Bandwidth:
 
 @dataclass(frozen=True)
 class GemmPeak:
-    """Square-GEMM rate in FLOP/s through numpy's BLAS."""
+    """Square-GEMM rate in FLOP/s through numpy's BLAS: the median (the ceiling), its interval, the best;
+    ``spread`` is the interval's ``high / low``."""
 
     dtype: str
     n: int
@@ -61,6 +82,9 @@ class GemmPeak:
     blas: str
     blas_threads: int | None
     runs: int
+    low: float = 0.0
+    high: float = 0.0
+    confidence: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -97,15 +121,15 @@ def _chunks(size: int, parts: int) -> list[slice]:
 def stream_bandwidth(
     kinds: tuple[str, ...] = ("copy", "add", "triad"),
     total_bytes: int | None = None,
-    runs: int = 5,
+    runs: int = BANDWIDTH_RUNS,
     threads: int | None = None,
 ) -> dict[str, Bandwidth]:
     """Copy (a = b), add (a = b + c) and triad (a = b + q·c) over float64 arrays on a thread pool.
 
-    The three arrays together hold ≥ 4× the LLC unless ``total_bytes`` says otherwise; each
-    thread first-touches (writes) its own chunks before anything is timed. numpy releases the
-    GIL inside ufuncs, so the threads run in parallel. Bytes counted as STREAM does: 2 arrays
-    for copy, 3 for add and triad.
+    Each array holds ≥ 4× the aggregate LLC (:func:`~roofline.measure.pools.escape_bytes`, STREAM's
+    rule) unless ``total_bytes`` (all three together) says otherwise; each thread first-touches
+    (writes) its own chunks before anything is timed. numpy releases the GIL inside ufuncs, so the
+    threads run in parallel. Bytes counted as STREAM does: 2 arrays for copy, 3 for add and triad.
     """
     for kind in kinds:
         if kind not in ARRAYS_MOVED:
@@ -113,7 +137,7 @@ def stream_bandwidth(
     if runs < 1:
         raise BadInput(f"runs must be ≥ 1, got {runs}")
     threads = threads or cpu_count()
-    total = total_bytes if total_bytes is not None else POOL_LLC_MULTIPLE * llc_bytes()[0]
+    total = total_bytes if total_bytes is not None else 3 * escape_bytes()
     n = max(threads * TRIAD_BLOCK, -(-total // (3 * 8)))
     check_fits(3 * n * 8, "the bandwidth arrays")
     parts = _chunks(n, threads)
@@ -151,14 +175,18 @@ def stream_bandwidth(
                 list(pool.map(fn, parts))
                 times.append(time.perf_counter() - t0)
             moved = arrays * n * 8
+            ci = _rate_ci(moved, times)
             results[kind] = Bandwidth(
                 kind=kind,
                 best=moved / min(times),
-                median=moved / statistics.median(times),
-                spread=max(times) / min(times),
+                median=ci.median,
+                spread=ci.high / ci.low,
                 array_bytes=n * 8,
                 threads=threads,
                 runs=runs,
+                low=ci.low,
+                high=ci.high,
+                confidence=ci.confidence,
             )
             # Each kernel is checked like any other: a wrong result reports no figure.
             idx = np.linspace(0, n - 1, 1000).astype(np.int64)
@@ -173,7 +201,7 @@ def default_gemm_n(dtype: str) -> int:
     return 4096 if dtype == "float32" else 3072
 
 
-def gemm_peak(dtype: str = "float32", n: int | None = None, runs: int = 3) -> GemmPeak:
+def gemm_peak(dtype: str = "float32", n: int | None = None, runs: int = GEMM_RUNS) -> GemmPeak:
     """Square C = A·B through numpy's BLAS (the kernels' BLAS); validated, then timed."""
     tol = by_numpy(dtype).tolerance
     n = n or default_gemm_n(dtype)
@@ -194,25 +222,29 @@ def gemm_peak(dtype: str = "float32", n: int | None = None, runs: int = 3) -> Ge
         np.matmul(a, b, out=c)
         times.append(time.perf_counter() - t0)
     flops = 2.0 * n**3
+    ci = _rate_ci(flops, times)
     return GemmPeak(
         dtype=dtype,
         n=n,
         best=flops / min(times),
-        median=flops / statistics.median(times),
-        spread=max(times) / min(times),
+        median=ci.median,
+        spread=ci.high / ci.low,
         blas=blas_summary(),
         blas_threads=blas_threads(),
         runs=runs,
+        low=ci.low,
+        high=ci.high,
+        confidence=ci.confidence,
     )
 
 
 def hardware_from(bandwidth: Bandwidth, peaks: dict[str, GemmPeak], name: str | None = None) -> Hardware:
-    """A Hardware whose roofs are the measured best bandwidth and best GEMM rates."""
+    """A Hardware whose roofs are the measured median bandwidth and median GEMM rates."""
     host = name or platform.node() or "this machine"
     return Hardware(
         name=host,
-        peak_flops={by_numpy(d).name: p.best for d, p in peaks.items()},
-        bandwidth=bandwidth.best,
+        peak_flops={by_numpy(d).name: p.median for d, p in peaks.items()},
+        bandwidth=bandwidth.median,
         source=f"measured on {host}: {bandwidth.kind} bandwidth, square GEMM ({blas_summary()})",
     )
 
@@ -221,14 +253,14 @@ def measure_ceilings(
     dtypes: tuple[str, ...] = ("float32", "float64"),
     total_bytes: int | None = None,
     gemm_n: int | None = None,
-    runs: int = 5,
+    runs: int = BANDWIDTH_RUNS,
     kinds: tuple[str, ...] = tuple(ARRAYS_MOVED),
 ) -> Ceilings:
     """Bandwidth (``kinds``, which must include the roof's) and GEMM peaks per dtype, as a measured Hardware."""
     if CEILING_KERNEL not in kinds:
         raise BadInput(f"the bandwidth kinds must include {CEILING_KERNEL!r}, the roof")
     bw = stream_bandwidth(kinds=kinds, total_bytes=total_bytes, runs=runs)
-    peaks = {d: gemm_peak(d, gemm_n, runs=max(2, runs // 2)) for d in dtypes}
+    peaks = {d: gemm_peak(d, gemm_n, runs=min(GEMM_RUNS, runs)) for d in dtypes}
     return Ceilings(
         bandwidth=bw,
         peaks=peaks,

@@ -11,11 +11,9 @@ from ..errors import BackendUnavailable, BadInput, KernelMismatch, positive_int
 from ..host import llc_bytes
 from ..model.dtypes import by_numpy
 from . import pools
+from .pools import pool_count
 
 Regime = Literal["dram", "cache"]
-
-#: Each pool in the DRAM regime holds at least this many times the last-level cache.
-POOL_LLC_MULTIPLE = 4
 
 
 @dataclass
@@ -64,11 +62,6 @@ class DecodeStep:
         w = self.pool[self._next]
         self._next = (self._next + 1) % len(self.pool)
         return np.matmul(w, self.x, out=self.out)
-
-
-def pool_count(n: int, itemsize: int, llc: int, multiple: int = POOL_LLC_MULTIPLE) -> int:
-    """How many n×n matrices it takes to hold at least ``multiple`` × the LLC."""
-    return max(1, -(-multiple * llc // (n * n * itemsize)))
 
 
 def relative_error(got: np.ndarray, want: np.ndarray) -> float:

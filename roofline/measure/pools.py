@@ -22,11 +22,29 @@ import numpy as np
 
 from ..errors import BadInput
 from ..files import atomic_path
-from ..host import available_memory_bytes, cpu_count
+from ..host import available_memory_bytes, cpu_count, llc_bytes
 from ..model.dtypes import by_numpy
 
 #: Elements per independently seeded chunk.
 CHUNK_ELEMENTS = 2**21
+
+#: Whatever must come from DRAM (a decode pool, each STREAM array) holds at least this many times
+#: the aggregate last-level cache of the CPUs in use (STREAM's rule: each array ≥ 4× the caches).
+POOL_LLC_MULTIPLE = 4
+
+
+def escape_bytes(llc: int | None = None) -> int:
+    """The one rule for sizes that must escape the caches: :data:`POOL_LLC_MULTIPLE` × the aggregate LLC.
+
+    ``llc`` defaults to :func:`roofline.host.llc_bytes` (the sum over distinct LLC instances of the CPUs
+    in use, or ``ROOFLINE_LLC_BYTES``). Decode pools and each bandwidth array are sized from this.
+    """
+    return POOL_LLC_MULTIPLE * (llc if llc is not None else llc_bytes()[0])
+
+
+def pool_count(n: int, itemsize: int, llc: int | None = None) -> int:
+    """How many n×n matrices it takes to hold :func:`escape_bytes` (≥ 4× the aggregate LLC)."""
+    return max(1, -(-escape_bytes(llc) // (n * n * itemsize)))
 
 
 def numpy_dtype(name: str) -> np.dtype:

@@ -19,7 +19,8 @@ from ..errors import BackendUnavailable, BadInput, KernelMismatch, positive_int
 from ..host import import_torch, llc_bytes
 from ..model.dtypes import DTYPES, STEPS
 from . import pools
-from .numpy_step import POOL_LLC_MULTIPLE, Regime, pool_count
+from .numpy_step import Regime
+from .pools import pool_count
 from .timing import Timing, time_calls
 
 #: Output rows checked against the reference per validated matrix.
@@ -278,7 +279,7 @@ def torch_decode_step(
     tdtype = getattr(torch, DTYPES[dtype].torch)
     itemsize = torch.empty((), dtype=tdtype).element_size()
     llc = cache if cache is not None else cache_bytes(device)[0]
-    count = pool_count(n, itemsize, llc, POOL_LLC_MULTIPLE) if regime == "dram" else 1
+    count = pool_count(n, itemsize, llc) if regime == "dram" else 1
     pool_bytes = count * n * n * itemsize
     io_bytes = 4 * n * batch * 4  # x and y, with room for float32 temporaries
     if device == "cpu":

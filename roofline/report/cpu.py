@@ -9,12 +9,15 @@ documented in the README and stable within a schema) and :func:`render_text` its
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
+from functools import cached_property
 from typing import Any
 
 from ..errors import BackendUnavailable
 from ..host import blas_threads, cpu_count, host_facts
+from ..measure import roofs as roofs_measure
 from ..measure.ceilings import CEILING_KERNEL, Ceilings, measure_ceilings
 from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.numpy_step import decode_step
@@ -34,6 +37,7 @@ from ..model.arithmetic import (
 from ..model.contention import Conditions, blas_threads_for, flat_timing
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import H100, Hardware
+from ..model.hierarchy import DRAM, MEASUREMENT_ERROR, ComputeRoof, Hierarchy, LevelRoof, OwnRoof
 from ..model.knee import Knee, fit_knee
 from ..model.regimes import overhead_bound_n
 
@@ -86,12 +90,26 @@ class Point:
         """Exact FLOP per byte moved (W, X and Y)."""
         return gemm_intensity(self.n, self.batch, by_numpy(self.dtype).bytes)
 
+    @property
+    def working_bytes(self) -> float | None:
+        """What the step keeps touching: the weight pool it rotates through (None when not recorded: a
+        DRAM-sized pool by construction), or for a cache-resident step its one W, X and Y."""
+        if self.regime == "cache":
+            return by_numpy(self.dtype).bytes * (self.n * self.n + 2 * self.n * self.batch)
+        return self.pool_bytes
+
+
+#: The level of a cache-resident point where the report knows no cache sizes (asv results without
+#: ``llc_bytes``): it was sized to fit the last-level cache, whose roof was not measured.
+UNKNOWN_CACHE = "LLC"
+
 
 @dataclass(frozen=True)
 class Roofs:
-    """Measured ceilings: best bandwidth per STREAM kernel (B/s), best GEMM rate per numpy dtype (FLOP/s).
+    """Measured ceilings: bandwidth per STREAM kernel (B/s) and GEMM rate per numpy dtype (FLOP/s), each
+    the median of its passes (asv results recorded before that hold the best pass).
 
-    ``spreads``: slowest ÷ fastest timed pass per kernel, where it was measured (live, not from asv).
+    ``spreads``: the median's confidence interval, high ÷ low, per kernel, where it was measured live.
     """
 
     bandwidth: Mapping[str, float]
@@ -101,14 +119,14 @@ class Roofs:
     @classmethod
     def of(cls, c: Ceilings) -> Roofs:
         return cls(
-            bandwidth={k: v.best for k, v in c.bandwidth.items() if v.best},
-            peaks={d: v.best for d, v in c.peaks.items() if v.best},
+            bandwidth={k: v.median for k, v in c.bandwidth.items() if v.median},
+            peaks={d: v.median for d, v in c.peaks.items() if v.median},
             spreads={k: v.spread for k, v in c.bandwidth.items()},
         )
 
     @property
     def roof(self) -> float | None:
-        """The bandwidth roof: the best rate of :data:`~roofline.measure.ceilings.CEILING_KERNEL`."""
+        """The bandwidth roof: the rate of :data:`~roofline.measure.ceilings.CEILING_KERNEL`."""
         return self.bandwidth.get(CEILING_KERNEL)
 
     def as_dict(self) -> dict[str, object]:
@@ -124,16 +142,32 @@ class Roofs:
 
 @dataclass(frozen=True)
 class Row:
-    """A :class:`Point` on this machine's roofline: attainable rate, fraction reached, bound (None without roofs)."""
+    """A :class:`Point` on this machine's roofline: attainable rate, fraction reached, bound (None without roofs).
+
+    ``attainable_gflops``, ``roofline_fraction`` and ``bound`` divide by the DRAM bandwidth roof and the
+    fp32 GEMM peak (``ceilings``); ``own`` is the roof the point lives under: the bandwidth of the level
+    its working set fits in and its dtype's compute roof (:class:`~roofline.model.hierarchy.OwnRoof`).
+    """
 
     point: Point
     attainable_gflops: float | None
     roofline_fraction: float | None
     bound: str | None
+    own: OwnRoof | None = None
 
     def as_dict(self) -> dict[str, object]:
         row = {k: v for k, v in asdict(self.point).items() if k != "pool_bytes"}
-        row.update(intensity=self.point.intensity, **{k: v for k, v in asdict(self).items() if k != "point"})
+        row.update(intensity=self.point.intensity)
+        row.update({k: v for k, v in asdict(self).items() if k not in ("point", "own")})
+        own = self.own
+        row.update(
+            roof=own.level if own else None,
+            roof_gbps=own.gbps if own else None,
+            roof_attainable_gflops=own.attainable_gflops if own else None,
+            roof_fraction=own.fraction if own else None,
+            roof_bound=own.bound if own else None,
+            measurement_error=own.error if own else False,
+        )
         return row
 
 
@@ -160,6 +194,7 @@ class Report:
     datasheet: Hardware | None = None
     dtype: str = SUITE.numpy
     warnings: tuple[str, ...] = ()
+    hierarchy: Hierarchy | None = None
     conditions: Conditions | None = None
 
     @property
@@ -170,12 +205,37 @@ class Report:
         peaks = {by_numpy(d).name: p for d, p in self.roofs.peaks.items()}
         return Hardware(str(self.facts.get("host") or "this machine"), peaks, self.roofs.roof, source="measured")
 
+    @cached_property
+    def roofs_by_level(self) -> Hierarchy:
+        """The measured hierarchy, completed by the STREAM DRAM roof and the GEMM peaks where it lacks them."""
+        h = self.hierarchy or Hierarchy()
+        levels, compute = list(h.levels), list(h.compute)
+        if self.roofs is not None and self.roofs.roof and h.level(DRAM) is None:
+            ram = self.facts.get("ram_bytes")
+            levels.append(LevelRoof(DRAM, ram if isinstance(ram, int) else None, self.roofs.roof / 1e9, "STREAM add"))
+        for d, peak in self.roofs.peaks.items() if self.roofs is not None else ():
+            if h.compute_roof(by_numpy(d).name) is None:
+                compute.append(ComputeRoof(by_numpy(d).name, peak / 1e9, "numpy BLAS (square GEMM)"))
+        caches = h.caches
+        llc = self.facts.get("llc_bytes")
+        if not caches and isinstance(llc, int) and llc > 0:  # from results: the LLC alone is known
+            m = re.search(r"\(L(\d)\)", str(self.facts.get("llc_source") or ""))
+            caches = ((f"L{m.group(1) if m else 3}", llc),)
+        return Hierarchy(tuple(levels), tuple(compute), caches, h.read_write, h.skipped)
+
     def row(self, point: Point) -> Row:
         hw, peak = self.hardware, by_numpy(self.dtype).name
+        dtype = by_numpy(point.dtype).name
+        h = self.roofs_by_level
+        if point.regime == "cache" and not h.caches:  # sized to fit a cache this report knows neither size nor roof of
+            compute = h.compute_roof(dtype)
+            own = OwnRoof(UNKNOWN_CACHE, None, compute.gflops if compute else None, None, None, None)
+        else:
+            own = h.own_roof(point.working_bytes, point.intensity, dtype, point.gflops)
         if hw is None or peak not in hw.peak_flops or not point.gflops:
-            return Row(point, None, None, None)
+            return Row(point, None, None, None, own)
         roof = attainable(hw, point.intensity, peak)
-        return Row(point, roof / 1e9, point.gflops * 1e9 / roof, bound(hw, point.intensity, peak))
+        return Row(point, roof / 1e9, point.gflops * 1e9 / roof, bound(hw, point.intensity, peak), own)
 
     @property
     def knee(self) -> Knee | None:
@@ -233,6 +293,10 @@ class Report:
             "overhead": self.overhead(),
             "conditions": self.conditions.as_dict() if self.conditions is not None else None,
             "warnings": list(self.warnings),
+            "roofs": [r.as_dict() for r in self.roofs_by_level.levels],
+            "compute_roofs": [c.as_dict() for c in self.roofs_by_level.compute],
+            "compute_roofs_skipped": dict(self.roofs_by_level.skipped),
+            "read_write_roofs": [r.as_dict() for r in self.roofs_by_level.read_write],
         }
 
 
@@ -255,6 +319,15 @@ def guard_warnings(report: Report) -> list[str]:
             warnings += guards.above_ceiling(float(p.gbps), hw.bandwidth / 1e9, f"{label} bandwidth", "GB/s")
         if hw is not None and p.gflops and peak in hw.peak_flops:
             warnings += guards.above_ceiling(float(p.gflops), hw.peak(peak) / 1e9, f"{label} FLOP rate", "GFLOP/s")
+    for title, points in (("DRAM", report.decode), ("cache-resident", report.cache_resident)):
+        for p in points:
+            own = report.row(p).own
+            if own is not None and own.error:
+                warnings.append(
+                    f"n={p.n} batch={p.batch} ({title}): {p.gflops:.1f} GFLOP/s is {own.fraction:.2f}× its own roof "
+                    f"({own.attainable_gflops:.1f} GFLOP/s under {own.level} at {own.gbps:.1f} GB/s), above "
+                    f"{MEASUREMENT_ERROR:.2f}×: a measurement error, not a figure of this machine"
+                )
     if llc:
         warnings += guards.llc_overridden(float(llc), report.facts.get("llc_source"))
     cores = report.facts.get("num_cpu")
@@ -271,6 +344,40 @@ def build_report(facts: Mapping[str, object], roofs: Roofs | None = None, **figu
 
 def _fmt(value: object, spec: str, na: str = "n/a") -> str:
     return na if value is None else format(value, spec)
+
+
+def _size(n: float | None) -> str:
+    if n is None:
+        return "?"
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+def render_roofs(h: Hierarchy) -> list[str]:
+    """The memory roofs with their plateaus, and the compute roofs with their libraries (or why skipped)."""
+    out = []
+    if h.levels:
+        out.append("  memory roofs (GB/s, median of the level's plateau in a working-set sweep; roof% divides by")
+        out.append("  the roof of the level a point's working set fits in, and its dtype's compute roof):")
+        rw = {r.level: r.gbps for r in h.read_write}
+        for r in h.levels:
+            line = f"    {r.level:<5} {r.gbps:8.1f}  {r.kernel}"
+            if (p := r.plateau) is not None:
+                line += f"; plateau {_size(p.first_bytes)}–{_size(p.last_bytes)} ({p.points} sizes)"
+                line += f", ends at {_size(p.ends_bytes)}" if p.ends_bytes else ""
+                line += f"; the OS says {_size(p.capacity_bytes)}" if p.capacity_bytes else ""
+            if r.level in rw:
+                line += f"; read-write {rw[r.level]:.1f}"
+            out.append(line)
+    if h.compute or h.skipped:
+        out.append("  compute roofs (GFLOP/s, GOP/s for int8; median of square GEMMs):")
+        for c in h.compute:
+            out.append(f"    {c.dtype:<5} {c.gflops:8.1f}  {c.library}")
+        for dtype, why in h.skipped.items():
+            out.append(f"    {dtype:<5}  skipped: {why}")
+    return out
 
 
 def render_text(report: Report) -> str:
@@ -292,11 +399,12 @@ def render_text(report: Report) -> str:
     if report.roofs is not None:
         c = report.roofs.as_dict()
         bws = ", ".join(f"{k} {v:.1f}" for k, v in c["bandwidth_gbps"].items())
-        out.append(f"  bandwidth (GB/s, best): {bws}; the roof is {c['bandwidth_kernel']}")
+        out.append(f"  STREAM bandwidth (GB/s): {bws}; the DRAM roof without a sweep is {c['bandwidth_kernel']}")
         peaks = ", ".join(f"{d} {v:.1f}" for d, v in c["peak_gflops"].items())
         out.append(f"  square-GEMM peak (GFLOP/s): {peaks}")
         ridges = ", ".join(f"{d} {v:.1f}" for d, v in c["ridge_flop_per_byte"].items())
         out.append(f"  ridge point (FLOP/byte): {ridges}")
+    out += render_roofs(report.roofs_by_level)
     o = report.overhead()
     if o:
         line = f"  overhead roof: a tiny step costs {1e6 * o['amortized_seconds']:.1f} µs back to back"
@@ -318,14 +426,26 @@ def render_text(report: Report) -> str:
     for title, points in (("decode, weights from DRAM", report.decode), ("cache-resident", report.cache_resident)):
         if not points:
             continue
-        header = f"  {'n':>6} {'batch':>5} {'GFLOP/s':>9} {'GB/s':>7} {'FLOP/B':>7} {'roof%':>6}  bound"
+        header = f"  {'n':>6} {'batch':>5} {'GFLOP/s':>9} {'GB/s':>7} {'FLOP/B':>7} {'roof%':>6}  {'roof':<10} bound"
         out += ["", f"{title}:", header]
+        unroofed: list[str] = []
         for r in map(report.row, points):
-            p, frac = r.point, r.roofline_fraction
+            p, own = r.point, r.own
+            if own is not None and own.gbps is None and own.level not in unroofed:
+                unroofed.append(own.level)
+            frac = own.fraction if own else None
+            flag = (
+                f"  ← above {100 * MEASUREMENT_ERROR:.0f}% of its roof: a measurement error"
+                if own and own.error
+                else ""
+            )
             out.append(
                 f"  {p.n:>6} {p.batch:>5} {_fmt(p.gflops, '9.1f'):>9} {_fmt(p.gbps, '7.1f'):>7} "
-                f"{p.intensity:7.1f} {_fmt(None if frac is None else 100 * frac, '6.0f'):>6}  {r.bound or ''}"
+                f"{p.intensity:7.1f} {_fmt(None if frac is None else 100 * frac, '6.0f'):>6}  "
+                f"{'roof: ' + own.level if own else '':<10} {(own.bound if own else None) or ''}{flag}".rstrip()
             )
+        if unroofed:
+            out.append(f"  roof% n/a under {', '.join(unroofed)}: no bandwidth roof measured for that level here")
     by_n: dict[int, dict[int, float]] = {}
     for p in report.decode:
         if p.gflops:
@@ -347,8 +467,10 @@ def measure_report(
     ceilings_total_bytes: int | None = None,
     gemm_n: int | None = None,
     progress: Callable[..., Any] | None = None,
+    hierarchy: bool = True,
 ) -> Report:
-    """Measure this machine (ceilings, decode grid, cache-resident grid, sweep) and build the report.
+    """Measure this machine (ceilings, roofs per level and dtype, decode grid, cache-resident grid, sweep)
+    and build the report.
 
     The cores are watched first and a reference kernel timed at the start and the end
     (:mod:`roofline.measure.contention`); on a busy machine the BLAS runs on the cores others left,
@@ -357,7 +479,9 @@ def measure_report(
     ``progress``: a bar for the steps, made as ``progress(total=...)`` (tqdm's interface); the caller shows it.
     """
     steps = (
-        [("ceilings", None, None), ("overhead", None, None)]
+        [("ceilings", None, None)]
+        + [("roofs", None, None)] * hierarchy
+        + [("overhead", None, None)]
         + [("dram", n, b) for n in sizes for b in batches]
         + [("cache", n, b) for n in cache_sizes for b in batches]
         + [("sweep", sweep_n, b) for b in sweep_batches]
@@ -367,6 +491,7 @@ def measure_report(
     sweep_points: list[DecodeMeasurement] = []
     ceilings: Ceilings | None = None
     overhead = None
+    roofs, notes = None, []
     bar = progress(total=len(steps) + 1) if progress else None
     if bar:
         bar.set_postfix_str("watching the cores")
@@ -382,6 +507,10 @@ def measure_report(
                 bar.set_postfix_str(kind if n is None else f"{kind} n={n} b={b}")
             if kind == "ceilings":
                 ceilings = measure_ceilings(total_bytes=ceilings_total_bytes, gemm_n=gemm_n)
+            elif kind == "roofs":
+                roofs, notes = roofs_measure.measure_hierarchy(
+                    ceilings.peaks if ceilings else None, compute_kwargs={"n": gemm_n}
+                )
             elif kind == "overhead":
                 overhead = measure_overhead("numpy", SUITE.name)
             else:
@@ -406,6 +535,8 @@ def measure_report(
         sweep=tuple(map(Point.of, sweep_points)),
         overhead_seconds=overhead.amortized_seconds if overhead else None,
         overhead_single_seconds=overhead.single_call_seconds if overhead else None,
+        hierarchy=roofs,
+        warnings=tuple(notes),
         conditions=conditions,
     )
 

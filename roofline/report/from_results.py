@@ -10,12 +10,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import BadInput
+from ..measure.compute import COMPUTE_DTYPES
 from ..model.catalogue import match_host
 from ..model.contention import Conditions, flat_timing
+from ..model.hierarchy import DRAM, ComputeRoof, Hierarchy, LevelRoof
 from ..suite.names import (
     BANDWIDTH_CEILING,
     BLAS_THREADS_USED,
+    COMPUTE_PEAK,
     DECODE_CLASSES,
+    LEVEL_BANDWIDTH,
+    LEVEL_BYTES,
     OBSERVED_CROSSOVER,
     OVERHEAD,
     PEAK_CEILING,
@@ -50,6 +55,28 @@ def _decode_points(run: Run, cls: str, regime: str) -> tuple[Point, ...]:
         seconds = 2.0 * n * n * batch / (gflops * 1e9) if gflops else None
         points.append(Point(n, batch, regime, seconds, gflops, gbps))
     return tuple(points)
+
+
+def _rank(level: str) -> tuple[int, str]:
+    return (1, "") if level == DRAM else (0, level)
+
+
+def hierarchy_from_run(run: Run) -> Hierarchy | None:
+    """The level and compute roofs a run recorded (``ceilings.CacheBandwidth``, ``ceilings.ComputePeak``);
+    None where it recorded neither (results older than them)."""
+    gbps = {p["level"]: float(v) for p, v in run.points(LEVEL_BANDWIDTH) if v and "level" in p}
+    size = {p["level"]: int(v) for p, v in run.points(LEVEL_BYTES) if v and "level" in p}
+    peaks = {p["dtype"]: float(v) for p, v in run.points(COMPUTE_PEAK) if v and "dtype" in p}
+    if not gbps and not peaks:
+        return None
+    ordered = sorted(gbps, key=_rank)
+    levels = tuple(LevelRoof(lv, size.get(lv), gbps[lv], "load (asv ceilings.CacheBandwidth)") for lv in ordered)
+    caches = tuple((lv, size[lv]) for lv in ordered if lv != DRAM and lv in size)
+    compute = tuple(
+        ComputeRoof(d, peaks[d], "asv ceilings.ComputePeak")
+        for d in sorted(peaks, key=lambda d: COMPUTE_DTYPES.index(d) if d in COMPUTE_DTYPES else 99)
+    )
+    return Hierarchy(levels, compute, caches)
 
 
 def facts_from_machine(info: dict[str, object], name: str) -> dict[str, object]:
@@ -123,5 +150,6 @@ def report_from_results(
         source=f"asv results {res.path}, machine {name}, commit {full[:8]}",
         datasheet=match_host(m.info),
         warnings=tuple(res.warnings),
+        hierarchy=hierarchy_from_run(run),
         conditions=conditions_from(run, decode + cache, facts.get("num_cpu"), lost_during_run),
     )

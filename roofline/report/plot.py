@@ -1,6 +1,7 @@
 """The roofline pictures: log-log FLOP/s against FLOP/byte, roofs and measured decode points.
 
-:func:`plot_report` draws reports (``roofline report --plot``, ``roofline plot``, ``make bench``);
+:func:`plot_report` draws reports (``roofline report --plot``, ``roofline plot``, ``make bench``): every
+measured roof labelled (one per memory level, one per dtype), points coloured by the level they live in;
 :func:`plot_overlay` draws every machine of ``roofline compare --plot`` in one figure, filled
 markers for DRAM points and hollow ones for cache-resident. matplotlib (the ``plot`` extra) with
 the Agg backend, imported only here; PNG or SVG by the file's suffix.
@@ -14,8 +15,9 @@ from pathlib import Path
 from ..errors import BadInput
 from ..files import atomic_path
 from ..model.arithmetic import attainable, gemm_intensity
-from ..model.dtypes import SUITE, by_numpy
+from ..model.dtypes import SUITE
 from ..model.hardware import H100, Hardware
+from ..model.hierarchy import DRAM
 from .compare import MachineSummary
 from .cpu import Report
 
@@ -43,11 +45,59 @@ def _roof(ax, hw: Hardware, dtype: str, xs: Sequence[float], label: str, scale: 
     ax.plot(xs, [attainable(hw, x, dtype) / scale for x in xs], label=label, **style)
 
 
+#: One colour per memory level: its roof and the points whose working set fits in it.
+LEVEL_COLORS = {"L1": "tab:purple", "L2": "tab:blue", "L3": "tab:green", "L4": "tab:olive", DRAM: "tab:red"}
+
+
+def _level_color(level: str) -> str:
+    return LEVEL_COLORS.get(level, "tab:gray")
+
+
+def _draw_hierarchy(ax, rep: Report, xs: Sequence[float], host: str, style: str) -> None:
+    """Every roof of one report, labelled on the line (ERT and Advisor style): a diagonal per memory
+    level up to the highest compute roof, a horizontal line per dtype from the fastest level's diagonal."""
+    h = rep.roofs_by_level
+    top = max((c.gflops for c in h.compute), default=None)
+    fastest = max((r.gbps for r in h.levels), default=None)
+    lo, hi = xs[0], xs[-1]
+    for i, r in enumerate(h.levels):
+        end = min(hi, top / r.gbps) if top else hi
+        color = _level_color(r.level)
+        ax.plot([lo, end], [lo * r.gbps * 1e9, end * r.gbps * 1e9], color=color, ls=style, lw=1.6)
+        at = lo * (end / lo) ** (0.12 + 0.22 * i)  # labels staggered along their lines, so close roofs stay readable
+        ax.annotate(
+            f"{r.level} {r.gbps:.3g} GB/s",
+            (at, at * r.gbps * 1e9),
+            textcoords="offset points",
+            xytext=(-6, 4),
+            ha="right",
+            fontsize=7,
+            color=color,
+        )
+    for i, c in enumerate(sorted(h.compute, key=lambda c: -c.gflops)):
+        start = max(lo, c.gflops / fastest) if fastest else lo
+        ax.plot([start, hi], [c.gflops * 1e9] * 2, color="0.25", ls=style if i == 0 else ":", lw=1.2)
+        unit = "GOP/s" if c.dtype == "int8" else "GFLOP/s"
+        ax.annotate(
+            f"{c.dtype} {c.gflops:.3g} {unit}",
+            (hi, c.gflops * 1e9),
+            textcoords="offset points",
+            xytext=(-4, 3),
+            ha="right",
+            fontsize=7,
+            color="0.25",
+        )
+    if len(h.levels) or len(h.compute):
+        ax.plot([], [], color="0.25", ls=style, label=f"{host}: measured roofs (per level and dtype)")
+
+
 def plot_report(reports: Sequence[Report], path: Path, title: str | None = None) -> Path:
     """Draw one or more reports (see :mod:`roofline.report.cpu`) on one roofline plot.
 
-    Each report contributes its measured roofs (bandwidth roof to each GEMM peak) and its DRAM
-    decode points, labelled by batch. The H100 datasheet roof is drawn for reference.
+    Each report contributes every measured roof, labelled: one bandwidth roof per memory level and
+    one compute roof per dtype; and its decode points (DRAM pool: filled, cache-resident: hollow),
+    coloured by the level their working set fits in and labelled by batch. The H100 datasheet roof
+    is drawn for reference. A second report's roofs are dashed.
     """
     path = Path(path)
     check_plot_path(path)
@@ -55,46 +105,40 @@ def plot_report(reports: Sequence[Report], path: Path, title: str | None = None)
     fig, ax = plt.subplots(figsize=(9, 6), dpi=110)
     xs = [2 ** (i / 8) for i in range(-24, 8 * 12)]  # 1/8 .. 4096 FLOP/byte
     _roof(ax, H100, "bf16", xs, f"{H100.name} datasheet, bf16", color="0.6", ls="--")
-    markers = "osD^vP*X"
     for i, rep in enumerate(reports):
         host = rep.facts.get("host") or f"machine {i + 1}"
-        color = f"C{i}"
-        hw = rep.hardware
-        for j, dtype in enumerate(sorted(rep.roofs.peaks) if hw else ()):
-            _roof(
-                ax,
-                hw,
-                by_numpy(dtype).name,
-                xs,
-                f"{host}: {dtype} roof (measured)",
-                color=color,
-                ls="-" if j == 0 else ":",
-            )
-        points = [p for p in rep.decode if p.gflops]
-        for k, n in enumerate(sorted({p.n for p in points})):
-            pts = sorted((p for p in points if p.n == n), key=lambda p: p.batch)
-            ax.plot(
-                [p.intensity for p in pts],
-                [p.gflops * 1e9 for p in pts],
-                ls="",
-                color=color,
-                marker=markers[k % len(markers)],
-                label=f"{host}: decode n={n} (DRAM)",
-            )
-            for p in pts:  # labels alternate below / above so two sizes at one batch stay readable
+        _draw_hierarchy(ax, rep, xs, host, "-" if i == 0 else "--")
+        seen: set[tuple[str, str]] = set()
+        for regime, points in (("DRAM pool", rep.decode), ("cache-resident", rep.cache_resident)):
+            for p in (p for p in points if p.gflops):
+                own = rep.row(p).own
+                level = own.level if own else DRAM
+                color = _level_color(level)
+                label = f"{host}: decode, {regime}, working set in {level}"
+                ax.plot(
+                    p.intensity,
+                    p.gflops * 1e9,
+                    ls="",
+                    marker="o" if regime == "DRAM pool" else "s",
+                    markersize=6,
+                    markerfacecolor=color if regime == "DRAM pool" else "none",
+                    markeredgecolor=color,
+                    label=None if (regime, level) in seen else label,
+                )
+                seen.add((regime, level))
                 ax.annotate(
-                    f"b={p.batch}",
+                    f"n={p.n} b={p.batch}",
                     (p.intensity, p.gflops * 1e9),
                     textcoords="offset points",
-                    xytext=(4, -11 if k % 2 == 0 else 5),
-                    fontsize=7,
+                    xytext=(4, -11 if regime == "DRAM pool" else 5),
+                    fontsize=6,
                     color=color,
                 )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("FLOP/s")
-    ax.set_title(title or "Decode roofline: where y = W·X turns from memory-bound to compute-bound")
+    ax.set_title(title or "Decode roofline: every measured roof, each point under the roof of the level it lives in")
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()

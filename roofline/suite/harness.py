@@ -349,6 +349,49 @@ def overhead_us(backend: str, dtype: str, which: str) -> float:
     return tracked((o.single_call_seconds if which == "single" else o.amortized_seconds) * 1e6)
 
 
+def level_roofs() -> dict[str, object]:
+    """The read-only roof of each memory level from one working-set sweep (asv: in setup_cache):
+    {level: (GB/s, aggregate bytes)}, or {"skipped": why} where the sweep cannot run (no numba)."""
+    from ..measure.levels import cache_sweep
+
+    try:
+        s = cache_sweep(kernel_names=("load",))
+    except BackendUnavailable as exc:
+        return {"skipped": str(exc)}
+    return {r.level: (float(r.gbps), int(r.bytes or 0)) for r in s.roofs}
+
+
+def level_entry(roofs: dict[str, object] | str, level: str) -> tuple[float, int]:
+    """A level's (GB/s, bytes), or BackendUnavailable (asv: skipped) where it was not measured."""
+    if isinstance(roofs, str):  # setup_cache could not measure at this commit
+        raise BackendUnavailable(roofs)
+    if "skipped" in roofs:
+        raise BackendUnavailable(str(roofs["skipped"]))
+    if level not in roofs:
+        raise BackendUnavailable(f"this machine has no {level} (its levels: {', '.join(roofs)})")
+    gbps, size = roofs[level]  # type: ignore[misc]
+    return tracked(gbps), size
+
+
+def compute_peaks(dtypes: tuple[str, ...] = ("bf16", "fp16", "int8")) -> dict[str, float | str]:
+    """Each dtype's compute roof in GFLOP/s (GOP/s for int8), or why it was skipped (asv: in setup_cache).
+    fp32 and fp64 are :func:`gemm_gflops`'s, measured once per run."""
+    from ..measure.compute import compute_roofs
+
+    roofs, skipped = compute_roofs(dtypes)
+    return {**skipped, **{c.dtype: float(c.gflops) for c in roofs}}
+
+
+def compute_peak(peaks: dict[str, float | str] | str, dtype: str) -> float:
+    """One dtype's roof, or BackendUnavailable (asv: skipped) with the reason."""
+    if isinstance(peaks, str):  # setup_cache could not measure at this commit
+        raise BackendUnavailable(peaks)
+    value = peaks.get(dtype, f"no compute roof for {dtype}")
+    if isinstance(value, str):
+        raise BackendUnavailable(value)
+    return tracked(value)
+
+
 # ---- a real model decoded here (benchmarks/models.py) ----------------------------------------------
 
 #: The dtype models.ModelDecode decodes in (its model: :func:`roofline.suite.params.model_decode`).

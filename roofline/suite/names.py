@@ -12,6 +12,11 @@ DECODE_TRACKS = {regime: f"{cls}.track_gflops" for regime, cls in DECODE_CLASSES
 CUDA_CLASS = "backends.CudaDecode"
 BANDWIDTH_CEILING = "ceilings.MemoryBandwidth.track_bandwidth_ceiling"  # GB/s, param kind
 PEAK_CEILING = "ceilings.GemmPeak.track_gemm_ceiling"  # GFLOP/s, param dtype
+#: The hierarchical roofline, param level (L1, L2, L3, DRAM): GB/s and the level's aggregate bytes.
+LEVEL_BANDWIDTH = "ceilings.CacheBandwidth.track_bandwidth"
+LEVEL_BYTES = "ceilings.CacheBandwidth.track_capacity"
+#: A compute roof per dtype (fp64, fp32, bf16, fp16, int8), GFLOP/s.
+COMPUTE_PEAK = "ceilings.ComputePeak.track_peak"
 OBSERVED_CROSSOVER = "crossover.Crossover.track_observed_crossover_batch"
 PREDICTED_CROSSOVER = "crossover.Crossover.track_predicted_crossover_batch"
 #: The overhead roof in µs, param backend: {} is "single" (one call alone) or "amortized".

@@ -7,8 +7,7 @@ from pathlib import Path
 from ..errors import BadInput
 from ..files import probe_writable
 from ..host import llc_bytes
-from ..measure.numpy_step import pool_count
-from ..measure.pools import cache_dir, check_fits
+from ..measure.pools import cache_dir, check_fits, pool_count
 from ..model.dtypes import SUITE
 from . import params
 

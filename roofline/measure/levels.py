@@ -1,0 +1,259 @@
+"""Bandwidth per memory level: a working-set sweep on all cores and its plateaus (the hierarchical roofline).
+
+The working set (all threads together) runs from a fraction of the aggregate L1 to
+:data:`TOP_MULTIPLE` × the aggregate LLC (≥ 4×, so the last points come from DRAM), at
+:data:`PER_OCTAVE` sizes per doubling. One thread per core, each pinned to its own core and
+first-touching its own buffer, runs a compiled kernel (:mod:`roofline.measure.kernels`) that loops
+``reps`` passes internally, so one call lasts ≥ ``min_sample_s`` whatever the level. Sizes and
+kernels are timed in rounds (every size once per round), so a neighbour that comes and goes slows
+all sizes alike rather than one level; each size's figure is the median over rounds, with its
+confidence interval. Every kernel is validated against a float64 reference before timing and
+every ``load`` call's result is checked.
+
+The roofs are the plateaus of the read-only ``load`` kernel (:func:`roofline.model.plateaus.find_plateaus`):
+a decode step's weights are read, never written. The read-write ``update`` plateaus are shown beside them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import BadInput, KernelMismatch
+from ..host import CacheLevel, cache_topology, cpu_count, llc_bytes, total_memory_bytes
+from ..model.hierarchy import DRAM as OUTER
+from ..model.hierarchy import LevelRoof
+from ..model.intervals import median_ci
+from ..model.plateaus import Plateau, find_plateaus
+from .kernels import BYTES_PER_ELEMENT, kernels, numba_version
+from .pools import check_fits
+
+#: Sizes per doubling of the working set.
+PER_OCTAVE = 2
+#: The sweep starts at this fraction of the aggregate L1 ...
+BOTTOM_FRACTION = 1 / 8
+#: ... and ends at this multiple of the aggregate LLC (≥ 4×: STREAM's rule, and room for a DRAM plateau).
+TOP_MULTIPLE = 8
+#: Rounds over all sizes; each size's figure is the median of its rounds.
+ROUNDS = 5
+#: The roof's kernel: read-only, like a decode step's weights.
+ROOF_KERNEL = "load"
+#: A timed call lasts at least this long: several scheduler slices, so a sample under a neighbour
+#: measures the share of the cores it got (as a referee's long run does), not a lucky gap between slices.
+MIN_SAMPLE_S = 0.03
+#: A thread's share is a whole number of these elements (a 64-byte line of float64).
+ALIGN = 8
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One working set (bytes, all threads) under one kernel: median GB/s over rounds, its interval."""
+
+    kernel: str
+    bytes: int
+    gbps: float
+    low_gbps: float
+    high_gbps: float
+    rounds: int
+    reps: int
+
+
+@dataclass(frozen=True)
+class CacheSweep:
+    """A working-set sweep, its plateaus per kernel and the roofs (the :data:`ROOF_KERNEL` plateaus)."""
+
+    points: tuple[SweepPoint, ...]
+    plateaus: tuple[Plateau, ...]
+    caches: tuple[CacheLevel, ...]
+    threads: int
+    library: str
+
+    def plateau_roofs(self, kernel: str = ROOF_KERNEL) -> tuple[LevelRoof, ...]:
+        """One roof per level from ``kernel``'s plateaus; a cache's capacity is its aggregate size, DRAM's the RAM."""
+        ram = total_memory_bytes()
+        return tuple(
+            LevelRoof(p.level, p.capacity_bytes or ram, p.gbps, f"{p.kernel} ({self.library})", p)
+            for p in self.plateaus
+            if p.kernel == kernel
+        )
+
+    @property
+    def roofs(self) -> tuple[LevelRoof, ...]:
+        """The roofs: the read-only kernel's plateaus."""
+        return self.plateau_roofs(ROOF_KERNEL)
+
+    @property
+    def capacities(self) -> tuple[tuple[str, int], ...]:
+        """(level, aggregate bytes) of the caches swept, innermost first."""
+        return tuple(capacities(self.caches))
+
+    def roof(self, level: str) -> LevelRoof | None:
+        return next((r for r in self.roofs if r.level == level), None)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "threads": self.threads,
+            "library": self.library,
+            "caches": [
+                {
+                    "level": c.name,
+                    "size_bytes": c.size_bytes,
+                    "instances": c.instances,
+                    "aggregate_bytes": c.aggregate_bytes,
+                }
+                for c in self.caches
+            ],
+            "points": [vars(p) for p in self.points],
+            "plateaus": [p.as_dict() for p in self.plateaus],
+        }
+
+
+def capacities(caches: Sequence[CacheLevel]) -> list[tuple[str, int]]:
+    """(name, aggregate bytes) per cache level, innermost first; ``ROOFLINE_LLC_BYTES`` sets the last."""
+    caps = [(c.name, c.aggregate_bytes) for c in sorted(caches, key=lambda c: c.level)]
+    llc, source = llc_bytes()
+    if caps and source == "ROOFLINE_LLC_BYTES":
+        caps[-1] = (caps[-1][0], llc)
+    return caps or [("LLC", llc)]
+
+
+def sweep_sizes(
+    caps: Sequence[tuple[str, int]], per_octave: int = PER_OCTAVE, top_multiple: float = TOP_MULTIPLE
+) -> list[int]:
+    """Working sets from :data:`BOTTOM_FRACTION` of the first level to ``top_multiple`` × the last, geometric."""
+    lo = caps[0][1] * BOTTOM_FRACTION
+    hi = caps[-1][1] * top_multiple
+    steps = math.ceil(per_octave * math.log2(hi / lo))
+    return sorted({int(lo * 2 ** (i / per_octave)) for i in range(steps + 1)})
+
+
+class _Team:
+    """One thread per core, each pinned to its core, each owning (and first-touching) its buffer."""
+
+    def __init__(self, threads: int, elements: int):
+        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(threads))
+        counter = itertools.count()
+
+        def pin() -> None:
+            i = next(counter)
+            if hasattr(os, "sched_setaffinity") and len(cpus) >= threads:
+                os.sched_setaffinity(0, {cpus[i % len(cpus)]})
+
+        self.threads = threads
+        self.pool = ThreadPoolExecutor(max_workers=threads, initializer=pin)
+        # Each thread draws its own random buffer: the pages are written (never zero pages) by the core that reads them.
+        self.buffers = list(self.pool.map(lambda i: np.random.default_rng(i).random(elements), range(threads)))
+
+    def run(self, fn, n: int, reps: int, *args) -> tuple[float, list[float]]:
+        """Wall time from the first thread's start to the last thread's end, and each thread's result."""
+
+        def one(i: int):
+            t0 = time.perf_counter()
+            r = fn(self.buffers[i][:n], reps, *args)
+            return t0, time.perf_counter(), r
+
+        out = list(self.pool.map(one, range(self.threads)))
+        return max(t1 for _, t1, _ in out) - min(t0 for t0, _, _ in out), [r for _, _, r in out]
+
+    def close(self) -> None:
+        self.pool.shutdown()
+
+
+def _validate(team: _Team, kernel: str, fns) -> None:
+    """Each kernel against float64 numpy on every thread's whole buffer, once, before timing."""
+    for i, buf in enumerate(team.buffers):
+        if kernel == "load":
+            got, want = fns["load"](buf, 3), 3 * float(np.sum(buf, dtype=np.float64))
+            if not abs(got - want) <= 1e-9 * abs(want):
+                raise KernelMismatch(f"the compiled load kernel summed {got!r}, not {want!r}; no bandwidth reported")
+        else:
+            before = buf.copy()
+            fns["update"](buf, 1, -1.0)
+            ok = np.array_equal(buf, -before)
+            buf[:] = before
+            if not ok:
+                raise KernelMismatch(f"the compiled update kernel is wrong on thread {i}; no bandwidth reported")
+
+
+def _calibrate(team: _Team, fn, n: int, args: tuple, min_sample_s: float) -> int:
+    """Passes per call that make a call last ``min_sample_s`` (even, so ``update`` leaves its buffer as it was)."""
+    reps = 2
+    while (elapsed := team.run(fn, n, reps, *args)[0]) < min_sample_s:
+        reps *= 2 if elapsed < min_sample_s / 8 else math.ceil(min_sample_s / elapsed * 1.1)
+        reps += reps % 2
+    return reps
+
+
+def cache_sweep(
+    sizes: Sequence[int] | None = None,
+    kernel_names: Sequence[str] = ("load", "update"),
+    rounds: int = ROUNDS,
+    threads: int | None = None,
+    min_sample_s: float = MIN_SAMPLE_S,
+    caches: Sequence[CacheLevel] | None = None,
+    after_size: Callable[[int, int], object] | None = None,
+) -> CacheSweep:
+    """Sweep the working set on all cores with each kernel and find each level's plateau.
+
+    ``sizes`` default to :func:`sweep_sizes` of this machine's caches (:func:`roofline.host.cache_topology`).
+    ``after_size(r, size)`` runs after each working set of each round: a referee measured alternately
+    with the sweep, at the same moment as the sweep's own figures for that level.
+    BackendUnavailable without numba; KernelMismatch if a kernel computes a wrong result.
+    """
+    if rounds < 1 or min_sample_s <= 0:
+        raise BadInput(f"a sweep needs rounds ≥ 1 and a positive sample time, got {rounds} and {min_sample_s}")
+    for k in kernel_names:
+        if k not in BYTES_PER_ELEMENT:
+            raise BadInput(f"unknown bandwidth kernel {k!r} (use {', '.join(BYTES_PER_ELEMENT)})")
+    caches = tuple(caches if caches is not None else cache_topology())
+    caps = capacities(caches)
+    sizes = sorted(sizes or sweep_sizes(caps))
+    threads = threads or cpu_count()
+    shares = {s: max(ALIGN, s // 8 // threads // ALIGN * ALIGN) for s in sizes}
+    check_fits(8 * threads * max(shares.values()), "the cache sweep's buffers")
+    fns = kernels()
+    team = _Team(threads, max(shares.values()))
+    try:
+        for k in kernel_names:
+            _validate(team, k, fns)
+        reps, samples = {}, {}
+        for r in range(rounds):
+            for s in sizes:
+                n = shares[s]
+                for k in kernel_names:
+                    args = (-1.0,) if k == "update" else ()
+                    if r == 0:
+                        reps[s, k] = _calibrate(team, fns[k], n, args, min_sample_s)
+                    elapsed, results = team.run(fns[k], n, reps[s, k], *args)
+                    if k == "load":
+                        want = reps[s, k] * np.array([np.sum(b[:n]) for b in team.buffers])
+                        if not np.allclose(results, want, rtol=1e-6, atol=0):
+                            raise KernelMismatch("the compiled load kernel returned a wrong sum while timed")
+                    moved = BYTES_PER_ELEMENT[k] * n * threads * reps[s, k]
+                    samples.setdefault((s, k), []).append(moved / elapsed / 1e9)
+                if after_size is not None:
+                    after_size(r, s)
+    finally:
+        team.close()
+    points = []
+    for (s, k), rates in samples.items():
+        ci = median_ci(rates)
+        points.append(SweepPoint(k, shares[s] * 8 * threads, ci.median, ci.low, ci.high, len(rates), reps[s, k]))
+    points.sort(key=lambda p: (p.kernel, p.bytes))
+    plateaus: list[Plateau] = []
+    for k in kernel_names:
+        pts = [p for p in points if p.kernel == k]
+        plateaus += find_plateaus([p.bytes for p in pts], [p.gbps for p in pts], caps, k, OUTER)
+    return CacheSweep(tuple(points), tuple(plateaus), caches, threads, f"numba {numba_version()}")
+
+
+def level_names(caches: Sequence[CacheLevel] | None = None) -> list[str]:
+    """The levels a sweep of this machine reports, innermost first: its caches, then DRAM."""
+    return [name for name, _ in capacities(caches if caches is not None else cache_topology())] + [OUTER]

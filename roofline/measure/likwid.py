@@ -1,0 +1,139 @@
+"""likwid-bench as an independent referee for the level roofs and the compute roofs.
+
+likwid-bench (Debian's ``likwid``) runs hand-written assembly kernels on pinned threads:
+``load_<isa>`` (read-only) and ``update_<isa>`` (read-write) for bandwidth, ``peakflops_<isa>`` for
+the FMA peak. :func:`likwid_bench` runs one and parses its MByte/s or MFlops/s. Where it cannot run
+(not installed, no topology in a container), :func:`available` raises BackendUnavailable saying why.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..errors import BackendUnavailable, BadInput
+from ..host import cpu_flags
+
+#: likwid-bench's kernels per roof, widest vector ISA first, with the CPU flags each needs.
+KERNELS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "load": (("load_avx512", ("avx512f",)), ("load_avx", ("avx",)), ("load_sse", ("sse2",)), ("load", ())),
+    "update": (("update_avx512", ("avx512f",)), ("update_avx", ("avx",)), ("update_sse", ("sse2",)), ("update", ())),
+    "fp64": (
+        ("peakflops_avx512_fma", ("avx512f",)),
+        ("peakflops_avx_fma", ("avx", "fma")),
+        ("peakflops_avx", ("avx",)),
+        ("peakflops_sse", ("sse2",)),
+        ("peakflops", ()),
+    ),
+    "fp32": (
+        ("peakflops_sp_avx512_fma", ("avx512f",)),
+        ("peakflops_sp_avx_fma", ("avx", "fma")),
+        ("peakflops_sp_avx", ("avx",)),
+        ("peakflops_sp_sse", ("sse2",)),
+        ("peakflops_sp", ()),
+    ),
+}
+_RATE = re.compile(r"^(MByte/s|MFlops/s):\s+([0-9.eE+-]+)\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class LikwidResult:
+    """One likwid-bench run: its kernel, working set (bytes, all threads), threads and rate (GB/s or GFLOP/s)."""
+
+    kernel: str
+    bytes: int
+    threads: int
+    rate: float
+    unit: str
+
+
+def executable() -> str:
+    """The likwid-bench path, or BackendUnavailable saying why not."""
+    exe = shutil.which("likwid-bench")
+    if exe is None:
+        raise BackendUnavailable("likwid-bench is not installed (Debian: apt-get install likwid)")
+    return exe
+
+
+def kernel_for(roof: str, flags: frozenset[str] | None = None) -> str:
+    """The likwid-bench kernel for ``roof`` ("load", "update", "fp64", "fp32") on this CPU's widest ISA."""
+    if roof not in KERNELS:
+        raise BadInput(f"unknown likwid roof {roof!r} (use {', '.join(KERNELS)})")
+    flags = flags if flags is not None else cpu_flags()
+    return next(name for name, needs in KERNELS[roof] if all(f in flags for f in needs))
+
+
+def parse(text: str, flops: bool = False) -> tuple[float, str]:
+    """(rate, unit) from likwid-bench's output: GB/s from MByte/s, or with ``flops`` GFLOP/s from
+    MFlops/s (a peakflops kernel prints both; its MByte/s counts the data that feeds the registers)."""
+    rates = {unit: float(value) for unit, value in _RATE.findall(text)}
+    if flops and rates.get("MFlops/s"):
+        return rates["MFlops/s"] / 1e3, "GFLOP/s"
+    if not flops and rates.get("MByte/s"):
+        return rates["MByte/s"] / 1e3, "GB/s"
+    raise BackendUnavailable(f"likwid-bench printed no {'MFlops/s' if flops else 'MByte/s'} figure")
+
+
+def likwid_bench(
+    kernel: str, nbytes: int, threads: int, iterations: int | None = None, timeout: float = 120
+) -> LikwidResult:
+    """Run ``likwid-bench -t KERNEL -W N:<nbytes>B:<threads> [-i ITERATIONS]`` and parse its rate.
+
+    ``nbytes`` is the working set of all threads together (likwid-bench splits it); ``iterations``
+    per thread, else likwid-bench's own calibration (≥ 1 s).
+    """
+    if nbytes <= 0 or threads <= 0:
+        raise BadInput(f"likwid-bench needs a positive size and thread count, got {nbytes} and {threads}")
+    cmd = [executable(), "-t", kernel, "-W", f"N:{int(nbytes)}B:{threads}"]
+    if iterations is not None:
+        cmd += ["-i", str(max(10, int(iterations)))]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise BackendUnavailable(f"likwid-bench {kernel} did not finish within {timeout:.0f} s") from None
+    except OSError as exc:
+        raise BackendUnavailable(f"likwid-bench cannot run: {exc}") from None
+    if out.returncode != 0:
+        last = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise BackendUnavailable(f"likwid-bench {kernel} failed (exit {out.returncode}): {last[0]}")
+    rate, unit = parse(out.stdout, flops=kernel.startswith("peakflops"))
+    return LikwidResult(kernel, int(nbytes), threads, rate, unit)
+
+
+def iterations_for(nbytes: int, gbps: float, seconds: float) -> int:
+    """Passes per thread that make a run of ``nbytes`` at about ``gbps`` last ``seconds``."""
+    return max(10, math.ceil(seconds * gbps * 1e9 / nbytes))
+
+
+def available(threads: int = 1) -> str:
+    """The executable, after a tiny run proves it works here (topology, pinning); BackendUnavailable otherwise."""
+    exe = executable()
+    likwid_bench(kernel_for("load"), 64 * 1024, threads, iterations=10, timeout=60)
+    return exe
+
+
+def referee_sizes(capacities: Sequence[tuple[str, int]], outer: str = "DRAM") -> dict[str, int]:
+    """A working set inside each level (all threads): half the first, the geometric middle between
+    neighbours, and 4× the last for ``outer``; ``capacities`` as (name, aggregate bytes), innermost first."""
+    sizes, inner = {}, None
+    for name, cap in capacities:
+        sizes[name] = int(cap / 2 if inner is None else math.sqrt(inner * cap))
+        inner = cap
+    sizes[outer] = 4 * capacities[-1][1]
+    return sizes
+
+
+def referee_levels(
+    sizes: dict[str, int], threads: int, gbps: dict[str, float], kernel: str = "load", seconds: float = 0.25
+) -> dict[str, LikwidResult]:
+    """likwid-bench's ``kernel`` at each level's working set in ``sizes``; each run lasts about ``seconds``
+    (its iterations from ``gbps``, the level's expected rate)."""
+    name = kernel_for(kernel)
+    return {
+        level: likwid_bench(name, size, threads, iterations_for(size, gbps.get(level, 10.0), seconds))
+        for level, size in sizes.items()
+    }

@@ -1,0 +1,224 @@
+"""The hierarchical roofline without a clock: plateaus, the roof each point lives under, the report and plot."""
+
+import json
+import math
+import random
+
+import pytest
+
+from roofline.errors import BackendUnavailable, BadInput
+from roofline.measure import likwid
+from roofline.measure.compute import native_reason
+from roofline.model.hierarchy import DRAM, ComputeRoof, Hierarchy, LevelRoof
+from roofline.model.intervals import median_ci, order_statistic_rank
+from roofline.model.plateaus import find_plateaus, level_of
+from roofline.report.cpu import build_report, render_text
+
+from .test_report import FACTS, ROOFS, point, sample_report
+
+KIB, MIB = 2**10, 2**20
+CAPS = [("L1", 64 * KIB), ("L2", 1 * MIB), ("L3", 8 * MIB)]
+
+
+def staircase(steps, noise=0.03, seed=1):
+    """A sweep from 8 KiB to 64 MiB, 2 sizes per doubling: ``steps`` as (last bytes of the level, GB/s)."""
+    rng = random.Random(seed)
+    sizes = [int(8 * KIB * 2 ** (i / 2)) for i in range(27)]
+    rates = [next(g for end, g in steps if s <= end) * (1 + rng.uniform(-noise, noise)) for s in sizes]
+    return sizes, rates
+
+
+def test_plateaus_come_from_the_data_not_the_os_sizes():
+    # L2 really spills at 2 MiB (twice what the "OS" says): the plateau must end there, not at 1 MiB
+    sizes, rates = staircase([(64 * KIB, 300), (2 * MIB, 150), (8 * MIB, 90), (math.inf, 20)])
+    found = find_plateaus(sizes, rates, CAPS, "load")
+    assert [p.level for p in found] == ["L1", "L2", "L3", DRAM]
+    for p, want in zip(found, (300, 150, 90, 20), strict=True):
+        assert p.gbps == pytest.approx(want, rel=0.05)
+        assert p.low_gbps <= p.gbps <= p.high_gbps
+    l2 = found[1]
+    assert l2.last_bytes == 2 * MIB and l2.ends_bytes > 2 * MIB and l2.capacity_bytes == 1 * MIB
+    assert found[-1].ends_bytes is None and found[-1].capacity_bytes is None
+    assert sum(p.points for p in found) == len(sizes)
+
+
+def test_plateaus_refuse_bad_sweeps():
+    with pytest.raises(BadInput, match="cannot show 4 levels"):
+        find_plateaus([1, 2, 3], [1.0, 2.0, 3.0], CAPS, "load")
+    with pytest.raises(BadInput, match="positive and finite"):
+        find_plateaus([1, 2, 3, 4], [1.0, 0.0, 3.0, 4.0], CAPS, "load")
+
+
+def test_level_of_is_the_innermost_level_that_holds_the_set():
+    assert level_of(64 * KIB, CAPS) == "L1"
+    assert level_of(64 * KIB + 1, CAPS) == "L2"
+    assert level_of(8 * MIB, CAPS) == "L3"
+    assert level_of(8 * MIB + 1, CAPS) == DRAM
+
+
+def test_median_interval_is_an_order_statistic_with_its_coverage():
+    k, coverage = order_statistic_rank(15)
+    assert k == 4 and coverage == pytest.approx(0.9648, abs=1e-4)
+    ci = median_ci([5, 1, 4, 2, 3, 100, 3.5, 2.5, 4.5, 3.2, 3.1, 2.9, 3.3, 3.4, 2.8])
+    assert ci.median == 3.2 and ci.low == 2.8 and ci.high == 4.0 and ci.samples == 15  # the outlier moves nothing
+    assert ci.relative_half_width == pytest.approx((4.0 - 2.8) / 6.4)
+    with pytest.raises(BadInput):
+        median_ci([])
+
+
+HIER = Hierarchy(
+    levels=(
+        LevelRoof("L1", 64 * KIB, 300.0, "load"),
+        LevelRoof("L2", 1 * MIB, 150.0, "load"),
+        LevelRoof("L3", 8 * MIB, 90.0, "load"),
+        LevelRoof(DRAM, 16 * 2**30, 25.0, "load"),
+    ),
+    compute=(ComputeRoof("fp64", 150.0, "blas"), ComputeRoof("fp32", 300.0, "blas")),
+    caches=tuple(CAPS),
+    skipped={"bf16": "no amx_bf16"},
+)
+
+
+def test_each_point_is_held_to_its_own_level_and_dtype():
+    own = HIER.own_roof(4 * MIB, 0.5, "fp32", 40.0)  # in L3: 0.5 FLOP/B × 90 GB/s = 45 GFLOP/s
+    assert (own.level, own.gbps, own.bound) == ("L3", 90.0, "bandwidth")
+    assert own.attainable_gflops == pytest.approx(45.0) and own.fraction == pytest.approx(40 / 45)
+    assert not own.error
+    high = HIER.own_roof(4 * MIB, 0.5, "fp32", 50.0)  # 111 % of its roof
+    assert high.error
+    compute = HIER.own_roof(32 * MIB, 64.0, "fp64", 140.0)  # DRAM: 64 × 25 = 1600 > the fp64 roof
+    assert (compute.level, compute.bound, compute.attainable_gflops) == (DRAM, "compute", 150.0)
+    unknown = HIER.own_roof(4 * MIB, 0.5, "bf16", 40.0)  # no bf16 roof: no share claimed
+    assert unknown.fraction is None and not unknown.error
+
+
+def test_the_report_divides_by_each_points_own_roof_and_flags_what_is_above_it():
+    cache = (point(1024, 1, 0.1e-3, "cache", pool=4 * MIB), point(256, 1, 2e-6, "cache", pool=None))
+    rep = build_report(FACTS, ROOFS, decode=(point(2048, 1, 0.7e-3),), cache_resident=cache, hierarchy=HIER)
+    rows = {(r["n"], r["batch"]): r for r in rep.as_dict()["cache_resident"]}
+    # n=1024 fp32: 4.2 MB → L3; 21 GFLOP/s of 45 attainable
+    assert rows[1024, 1]["roof"] == "L3" and rows[1024, 1]["roof_gbps"] == 90.0
+    assert rows[1024, 1]["roof_fraction"] == pytest.approx(
+        2 * 1024**2 / 0.1e-3 / 1e9 / (90 * rows[1024, 1]["intensity"])
+    )
+    assert rows[1024, 1]["measurement_error"] is False
+    # n=256: 262 KiB → L2 at 150 GB/s; 65.5 GFLOP/s at 0.5 FLOP/B is 87 % of 75
+    assert rows[256, 1]["roof"] == "L2"
+    # the DRAM point keeps its meaning: roofline_fraction against the DRAM roof and the fp32 peak
+    d = rep.as_dict()["decode"][0]
+    assert d["roof"] == DRAM and d["roofline_fraction"] == pytest.approx(d["gflops"] / d["attainable_gflops"])
+    text = render_text(rep)
+    assert "roof: L3" in text and "roof: L2" in text and "roof: DRAM" in text
+    assert "bf16" in text and "skipped: no amx_bf16" in text
+    assert "above 110%" not in text and not any("measurement error" in w for w in rep.warnings)
+    j = rep.as_dict()
+    assert [r["level"] for r in j["roofs"]] == ["L1", "L2", "L3", DRAM]
+    assert {c["dtype"] for c in j["compute_roofs"]} == {"fp32", "fp64"}
+    assert set(j["roofs"][0]) >= {"level", "bytes", "gbps", "kernel"}
+    assert set(j["compute_roofs"][0]) >= {"dtype", "gflops", "library"}
+    json.dumps(j, allow_nan=False)
+
+
+def test_a_point_above_110_percent_of_its_roof_is_flagged_never_silent():
+    too_fast = point(1024, 1, 0.04e-3, "cache", pool=4 * MIB)  # 52 GFLOP/s under a 45 GFLOP/s L3 roof
+    rep = build_report(FACTS, ROOFS, cache_resident=(too_fast,), hierarchy=HIER)
+    row = rep.as_dict()["cache_resident"][0]
+    assert row["measurement_error"] is True and row["roof_fraction"] > 1.10
+    assert any("n=1024 batch=1 (cache-resident)" in w and "measurement error" in w for w in rep.warnings)
+    assert "above 110% of its roof: a measurement error" in render_text(rep)
+
+
+def test_without_a_hierarchy_a_cache_point_is_not_divided_by_dram():
+    rep = sample_report()  # asv results: the LLC's size (32 MiB), no level roofs
+    row = rep.as_dict()["cache_resident"][0]
+    assert row["roof"] == "L3" and row["roof_fraction"] is None and row["measurement_error"] is False
+    assert "roof% n/a under L3" in render_text(rep)
+    bare = build_report({k: v for k, v in FACTS.items() if k != "llc_bytes"}, ROOFS, cache_resident=rep.cache_resident)
+    assert bare.as_dict()["cache_resident"][0]["roof"] == "LLC"  # sized for an LLC of unknown size: not DRAM
+
+
+def test_plot_draws_every_roof_labelled(tmp_path):
+    import matplotlib
+
+    from roofline.report.plot import plot_report
+
+    matplotlib.rcParams["svg.fonttype"] = "none"
+    svg = plot_report([sample_report(hierarchy=HIER)], tmp_path / "h.svg").read_text()
+    for label in ("L1 300 GB/s", "L2 150 GB/s", "L3 90 GB/s", "DRAM 25 GB/s", "fp32 300 GFLOP/s", "fp64 150 GFLOP/s"):
+        assert label in svg
+    assert "working set in DRAM" in svg
+
+
+def test_native_dtypes_follow_the_cpu_flags():
+    assert native_reason("fp32", frozenset()) is None
+    assert native_reason("bf16", frozenset({"avx512_bf16"})) is None
+    assert native_reason("bf16", frozenset({"amx_bf16"})) is None
+    why = native_reason("bf16", frozenset({"avx2", "fma"}))
+    assert "amx_bf16" in why and "avx512_bf16" in why
+    assert native_reason("int8", frozenset({"avx_vnni"})) is None
+
+
+LIKWID_OUT = """
+Cycles:                 1234
+Time:                   1.0 s
+MByte/s:                150761.92
+Cycles per update:      0.5
+"""
+
+
+def test_likwid_output_kernels_and_sizes():
+    assert likwid.parse(LIKWID_OUT) == (pytest.approx(150.76192), "GB/s")
+    peak = "MFlops/s:   114000.5\nMByte/s:   2617.55\n"  # a peakflops kernel prints both
+    assert likwid.parse(peak, flops=True) == (pytest.approx(114.0005), "GFLOP/s")
+    assert likwid.parse(peak) == (pytest.approx(2.61755), "GB/s")
+    with pytest.raises(BackendUnavailable, match="no MFlops/s"):
+        likwid.parse(LIKWID_OUT, flops=True)
+    with pytest.raises(BackendUnavailable, match="no MByte/s"):
+        likwid.parse("nothing here")
+    assert likwid.kernel_for("load", frozenset({"avx512f", "avx", "sse2"})) == "load_avx512"
+    assert likwid.kernel_for("load", frozenset({"avx", "avx2", "sse2"})) == "load_avx"
+    assert likwid.kernel_for("fp32", frozenset({"avx", "fma"})) == "peakflops_sp_avx_fma"
+    assert likwid.kernel_for("fp64", frozenset()) == "peakflops"
+    with pytest.raises(BadInput):
+        likwid.kernel_for("int8")
+    sizes = likwid.referee_sizes(CAPS)
+    assert list(sizes) == ["L1", "L2", "L3", DRAM]
+    assert sizes["L1"] == 32 * KIB and sizes[DRAM] == 32 * MIB
+    assert 64 * KIB < sizes["L2"] < MIB and MIB < sizes["L3"] < 8 * MIB
+
+
+def test_a_report_from_asv_results_holds_each_point_to_its_recorded_level(tmp_path):
+    from roofline.report.from_results import report_from_results
+
+    from . import asv_fixtures as fx
+
+    levels = [["'L1'", "'L2'", "'L3'", "'DRAM'"]]
+    dtypes = [["'bf16'", "'fp16'", "'int8'"]]
+    cache = [["1024"], ["1", "8"]]
+    suite = {
+        **fx.SUITE,
+        "ceilings.CacheBandwidth.track_bandwidth": ("track", "GB/s", ["level"], levels, "v-lb"),
+        "ceilings.CacheBandwidth.track_capacity": ("track", "bytes", ["level"], levels, "v-lc"),
+        "ceilings.ComputePeak.track_peak": ("track", "GFLOP/s", ["dtype"], dtypes, "v-cp"),
+        "decode.DecodeCacheResident.track_gflops": ("track", "GFLOP/s", ["n", "batch"], cache, "v-cg"),
+    }
+    fx.write_benchmarks(tmp_path, suite)
+    fx.write_machine(tmp_path, "box")
+    values = {
+        **fx.full_values(),
+        "ceilings.CacheBandwidth.track_bandwidth": [300.0, 150.0, 90.0, 25.0],
+        "ceilings.CacheBandwidth.track_capacity": [64.0 * KIB, 1.0 * MIB, 8.0 * MIB, 16.0 * 2**30],
+        "ceilings.ComputePeak.track_peak": [600.0, None, None],  # skipped dtypes are null
+        "decode.DecodeCacheResident.track_gflops": [40.0, 200.0],
+    }
+    fx.write_run(tmp_path, "box", "c" * 40, values, suite=suite)
+    rep = report_from_results(tmp_path)
+    j = rep.as_dict()
+    assert [(r["level"], r["gbps"]) for r in j["roofs"]] == [("L1", 300.0), ("L2", 150.0), ("L3", 90.0), (DRAM, 25.0)]
+    # bf16 from ComputePeak, fp32 and fp64 from GemmPeak (full_values: 300 and 150), measured once per run
+    compute = {(c["dtype"], c["gflops"]) for c in j["compute_roofs"]}
+    assert compute == {("bf16", 600.0), ("fp32", 300.0), ("fp64", 150.0)}
+    row = j["cache_resident"][0]  # n=1024 fp32, 4.2 MB: L3 at 90 GB/s; 40 GFLOP/s of 45 attainable
+    assert row["roof"] == "L3" and row["roof_fraction"] == pytest.approx(40 / (90 * row["intensity"]))
+    assert row["measurement_error"] is False
+    assert "roof: L3" in render_text(rep) and "L1       300.0" in render_text(rep)

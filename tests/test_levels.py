@@ -1,0 +1,154 @@
+"""Measured roofs at tiny sizes: the working-set sweep, compute roofs per dtype, and the referees.
+
+Nothing here asserts a speed: figures are positive, validated, one per level, and compared only by
+ratios of things measured alternately. Agreement with the referees (likwid-bench ±15 % per level,
+tools/stream_triad.c ±10 %) needs a quiet machine: those assertions run where ROOFLINE_QUIET=1
+(tools/quiet_checks_14.sh sets it) and the machinery they use runs everywhere.
+"""
+
+import os
+import re
+import shutil
+import statistics
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from roofline.errors import BackendUnavailable, BadInput, KernelMismatch
+from roofline.host import cache_topology
+from roofline.measure import compute, levels, likwid, roofs
+from roofline.measure.ceilings import CEILING_KERNEL, stream_bandwidth
+from roofline.measure.pools import escape_bytes
+from roofline.model.hierarchy import DRAM
+
+pytest.importorskip("numba", reason="numba is not installed: no compiled kernel for the cache levels")
+
+QUIET = os.environ.get("ROOFLINE_QUIET") == "1"
+TRIAD = Path(__file__).resolve().parents[1] / "tools" / "stream_triad.c"
+
+
+def tiny_sizes() -> list[int]:
+    """Two working sets inside each level of this machine and two beyond the LLC (≥ 2 per plateau)."""
+    caps = levels.capacities(cache_topology())
+    out, inner = [], caps[0][1] // 8
+    for _, cap in caps:
+        out += [max(inner, cap // 4), cap // 2]
+        inner = cap
+    return sorted(set(out + [4 * caps[-1][1], 6 * caps[-1][1]]))
+
+
+@pytest.fixture(scope="module")
+def hierarchy():
+    sweep = {"sizes": tiny_sizes(), "rounds": 3, "min_sample_s": 0.004}
+    return roofs.measure_hierarchy(sweep=sweep, compute_kwargs={"n": 128, "runs": 3})
+
+
+def test_the_sweep_gives_one_roof_per_level_and_the_compute_roofs(hierarchy):
+    h, warnings = hierarchy
+    assert warnings == []
+    want = levels.level_names()
+    assert [r.level for r in h.levels] == want and [r.level for r in h.read_write] == want
+    assert want[-1] == DRAM and h.caches == tuple(levels.capacities(cache_topology()))
+    for r in (*h.levels, *h.read_write):
+        assert r.gbps > 0 and r.plateau is not None and r.plateau.points >= 1 and "numba" in r.kernel
+    # L1 and DRAM differ ~10× on any CPU; measured in interleaved rounds, a neighbour slows both alike
+    assert h.levels[0].gbps > 1.5 * h.levels[-1].gbps
+    assert {c.dtype for c in h.compute} >= {"fp64", "fp32"}
+    for c in h.compute:
+        assert c.gflops > 0 and c.low_gflops <= c.gflops <= c.high_gflops
+    for dtype in compute.COMPUTE_DTYPES:  # every dtype measured or skipped with its reason
+        assert (h.compute_roof(dtype) is not None) != (dtype in h.skipped)
+    assert all(len(why) > 20 for why in h.skipped.values())
+
+
+def test_a_wrong_kernel_fails_loudly(monkeypatch):
+    good = levels.kernels()
+    monkeypatch.setattr(levels, "kernels", lambda: {**good, "load": lambda a, reps: 1.0})
+    with pytest.raises(KernelMismatch, match="load kernel"):
+        levels.cache_sweep(sizes=[8192, 16384], kernel_names=("load",), rounds=1, min_sample_s=0.001)
+
+
+def test_sweep_refuses_bad_arguments():
+    with pytest.raises(BadInput, match="unknown bandwidth kernel"):
+        levels.cache_sweep(sizes=[8192], kernel_names=("triad",))
+    with pytest.raises(BadInput, match="rounds"):
+        levels.cache_sweep(sizes=[8192], rounds=0)
+
+
+def test_sweep_sizes_span_a_fraction_of_l1_to_beyond_the_llc():
+    caps = [("L1", 64 * 1024), ("L2", 2**20), ("L3", 8 * 2**20)]
+    sizes = levels.sweep_sizes(caps)
+    assert sizes[0] <= 64 * 1024 / 8 and sizes[-1] >= 4 * 8 * 2**20
+    assert all(b / a <= 2**0.5 * 1.01 for a, b in zip(sizes, sizes[1:], strict=False))
+
+
+def test_torch_dtypes_are_validated_or_skipped_with_the_reason():
+    pytest.importorskip("torch")
+    roof = compute.compute_roof("bf16", n=64, runs=1, require_native=False)  # validated against float64
+    assert roof.dtype == "bf16" and roof.gflops > 0 and "torch" in roof.library
+    reason = compute.native_reason("bf16")
+    if reason:
+        with pytest.raises(BackendUnavailable, match="amx_bf16"):
+            compute.compute_roof("bf16", n=64, runs=1)
+    with pytest.raises(BadInput, match="no compute roof"):
+        compute.compute_roof("fp8")
+
+
+def _likwid_or_skip(threads: int) -> None:
+    try:
+        likwid.available(threads)
+    except BackendUnavailable as exc:
+        pytest.skip(f"likwid-bench cannot run here: {exc}")
+
+
+@pytest.mark.slow
+def test_likwid_bench_referees_each_level_alternately():
+    """Each level's roof beside likwid-bench's figure measured between the sweep's rounds (±15 % when quiet)."""
+    _likwid_or_skip(levels.cpu_count())
+    rounds = 3 if QUIET else 1  # each likwid-bench run costs ~1 s of start-up
+    sweep, agreement = roofs.refereed_sweep(
+        sizes=tiny_sizes(), rounds=rounds, min_sample_s=0.02 if QUIET else 0.004, seconds=0.2 if QUIET else 0.02
+    )
+    assert [a.roof for a in agreement] == levels.level_names()
+    for a in agreement:
+        assert a.suite > 0 and a.referee > 0 and a.unit == "GB/s" and a.referee_kernel.startswith("load")
+        assert a.ratio == pytest.approx(a.suite / a.referee)
+    if QUIET:
+        off = {a.roof: round(a.ratio, 3) for a in agreement if not 0.85 <= a.ratio <= 1.15}
+        assert not off, f"level roofs disagree with likwid-bench beyond ±15 %: {off}"
+
+
+def _native_triad(tmp_path: Path) -> Path:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler for tools/stream_triad.c")
+    exe = tmp_path / "stream_triad"
+    out = subprocess.run(
+        [cc, "-O3", "-march=native", "-fopenmp", str(TRIAD), "-o", str(exe)], capture_output=True, text=True
+    )
+    if out.returncode != 0:
+        pytest.skip(f"tools/stream_triad.c does not build here (OpenMP?): {out.stderr.strip()[:200]}")
+    return exe
+
+
+@pytest.mark.slow
+def test_the_bandwidth_ceiling_agrees_with_a_native_triad_measured_alternately(tmp_path):
+    """STREAM-sized arrays (each ≥ 4× the aggregate LLC) and, on a quiet machine, ±10 % of tools/stream_triad.c."""
+    exe = _native_triad(tmp_path)
+    total = 3 * escape_bytes()
+    suite, native = [], []
+    for _ in range(3):  # alternately, in one process
+        bw = stream_bandwidth((CEILING_KERNEL,), total_bytes=total, runs=7)[CEILING_KERNEL]
+        suite.append(bw.median)
+        line = subprocess.run(
+            [str(exe), str(total), "7"], capture_output=True, text=True, check=True, timeout=120
+        ).stdout
+        native.append(float(re.search(r"triad ([0-9.]+)", line).group(1)) * 1e9)
+        assert int(re.search(r"bytes (\d+)", line).group(1)) >= total - 24
+    assert bw.array_bytes >= escape_bytes() >= 4 * levels.capacities(cache_topology())[-1][1]
+    assert all(s > 0 for s in suite) and all(n > 0 for n in native)
+    ratio = statistics.median(suite) / statistics.median(native)
+    if QUIET:
+        assert 0.9 <= ratio <= 1.1, f"bandwidth ceiling {np.median(suite) / 1e9:.1f} GB/s vs native triad: {ratio:.3f}"
