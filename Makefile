@@ -40,7 +40,7 @@ fleet: $(VENV)/.fleet-installed
 
 test: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools fleet
-	$(BIN)/python -m pytest -p randomly
+	$(BIN)/python -m pytest -p randomly --durations=15
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools fleet

@@ -12,6 +12,7 @@ from ..errors import BackendUnavailable, BadInput, KernelMismatch
 from ..host import gpu_facts, import_torch
 from ..model.dtypes import DTYPES, STEPS
 from ..model.hardware import Hardware
+from ..model.intervals import median_ci
 from .backends import GPU_DTYPES, available, release_cuda
 from .ceilings import Bandwidth, Ceilings, GemmPeak
 from .cuda_timing import Device, TorchCuda, time_events
@@ -61,14 +62,18 @@ def copy_bandwidth(
     if not torch.equal(dst, src):
         raise KernelMismatch("the device copy wrote wrong values; no bandwidth reported")
     moved = 2 * elements * 4
+    ci = median_ci([moved / x for x in t.per_call])  # the median rate and its interval, as the CPU ceilings
     return Bandwidth(
         kind=GPU_CEILING_KERNEL,
         best=moved / t.best,
-        median=moved / t.median,
-        spread=t.spread,
+        median=ci.median,
+        spread=ci.high / ci.low,
         array_bytes=elements * 4,
         threads=units,
         runs=repeats,
+        low=ci.low,
+        high=ci.high,
+        confidence=ci.confidence,
     )
 
 
@@ -117,15 +122,19 @@ def gemm_rate(
         raise KernelMismatch(f"{dtype} GEMM is wrong: relative error {err:.3g} > {tol:g}; no peak reported")
     t = time_events(fn, clock, repeats=repeats, warmup=3, min_sample_s=0.02)
     flops = 2.0 * n**3
+    ci = median_ci([flops / x for x in t.per_call])
     return GemmPeak(
         dtype=dtype,
         n=n,
         best=flops / t.best,
-        median=flops / t.median,
-        spread=t.spread,
+        median=ci.median,
+        spread=ci.high / ci.low,
         blas=_library(torch) if device != "cpu" else f"torch {torch.__version__} on CPU",
         blas_threads=None,
         runs=repeats,
+        low=ci.low,
+        high=ci.high,
+        confidence=ci.confidence,
     )
 
 
