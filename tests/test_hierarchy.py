@@ -3,6 +3,7 @@
 import json
 import math
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -222,3 +223,17 @@ def test_a_report_from_asv_results_holds_each_point_to_its_recorded_level(tmp_pa
     assert row["roof"] == "L3" and row["roof_fraction"] == pytest.approx(40 / (90 * row["intensity"]))
     assert row["measurement_error"] is False
     assert "roof: L3" in render_text(rep) and "L1       300.0" in render_text(rep)
+
+
+def test_a_read_only_decode_step_is_held_to_the_higher_dram_roof():
+    """STREAM add reads and writes; a decode step only reads: above add but under the sweep's read-only
+    DRAM plateau is no 'faster than the ceiling' warning, and above both still is."""
+    levels = tuple(replace(r, gbps=32.0) if r.level == DRAM else r for r in HIER.levels)
+    hier = replace(HIER, levels=levels)
+    n = 2048
+    at = {gbps: point(n, 1, 4 * (n * n + 2 * n) / (gbps * 1e9)) for gbps in (30.0, 40.0)}
+    over_add = build_report(FACTS, ROOFS, decode=(at[30.0],), hierarchy=hier)  # 1.2× add, 0.94× the plateau
+    assert not any("the measured ceiling" in w for w in over_add.warnings), over_add.warnings
+    assert any("the measured ceiling" in w for w in build_report(FACTS, ROOFS, decode=(at[30.0],)).warnings)
+    over_both = build_report(FACTS, ROOFS, decode=(at[40.0],), hierarchy=hier)
+    assert any("n=2048 batch=1 bandwidth" in w and "the measured ceiling" in w for w in over_both.warnings)

@@ -309,6 +309,10 @@ def guard_warnings(report: Report) -> list[str]:
                 warnings += guards.noisy_passes(spread, f"{kind} bandwidth")
     hw, peak = report.hardware, by_numpy(report.dtype).name
     llc = report.facts.get("llc_bytes")
+    # a decode step only reads its weights: the DRAM roof is the higher of STREAM add (reads and writes)
+    # and the sweep's read-only DRAM plateau, where one was measured
+    dram = report.roofs_by_level.level(DRAM) if hw is not None else None
+    bandwidth = max(hw.bandwidth / 1e9, dram.gbps if dram is not None else 0.0) if hw is not None else 0.0
     for p in report.decode:
         label = f"n={p.n} batch={p.batch}"
         if p.spread:
@@ -316,7 +320,7 @@ def guard_warnings(report: Report) -> list[str]:
         if llc and p.pool_bytes:
             warnings += guards.working_set_fits_llc(float(p.pool_bytes), float(llc), label)
         if hw is not None and p.gbps:
-            warnings += guards.above_ceiling(float(p.gbps), hw.bandwidth / 1e9, f"{label} bandwidth", "GB/s")
+            warnings += guards.above_ceiling(float(p.gbps), bandwidth, f"{label} bandwidth", "GB/s")
         if hw is not None and p.gflops and peak in hw.peak_flops:
             warnings += guards.above_ceiling(float(p.gflops), hw.peak(peak) / 1e9, f"{label} FLOP rate", "GFLOP/s")
     for title, points in (("DRAM", report.decode), ("cache-resident", report.cache_resident)):
