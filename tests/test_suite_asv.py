@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from roofline.model.arithmetic import gemm_intensity
+from roofline.model.contention import Conditions
 
 from .asvtools import ROOT, asv, asv_env, load_results, result_files, run_same, scratch_repo
 
@@ -74,7 +75,15 @@ def test_one_timing_per_point_and_batch_8_outdoes_batch_1(ran):
         for b in (1, 8):
             f, g = by[("256", str(b))]
             assert g * gemm_intensity(256, b, 4) == pytest.approx(f, rel=1e-3), (cls, b)  # 4 significant digits each
-        assert by[("256", "8")][0] > 1.5 * by[("256", "1")][0], cls  # 8× the FLOPs over nearly the same bytes
+        if not _contended(results):  # a run the machine disturbed is flagged, not held to the claim
+            assert by[("256", "8")][0] > 1.5 * by[("256", "1")][0], cls  # 8× the FLOPs over nearly the same bytes
+
+
+def _contended(results) -> bool:
+    """Whether the run's recorded conditions (conditions.RunConditions) say it was measured under contention."""
+    quiet = results["conditions.RunConditions.track_quietness"][0][0]
+    drift = results["conditions.RunConditions.track_reference_drift"][0][0]
+    return Conditions(lost_share=1 - quiet, reference_drift=drift).contended
 
 
 def test_guards_reach_asv_stderr(ran):
