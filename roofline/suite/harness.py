@@ -59,6 +59,13 @@ def _warn(lines: Sequence[str]) -> None:
     _stderr(*(f"warning: {line}" for line in lines))
 
 
+def cached(value):
+    """What a setup_cache returned; the reason it returned instead (a string) raises: the benchmark is skipped."""
+    if isinstance(value, str):
+        raise BackendUnavailable(value)
+    return value
+
+
 def require(run: RunState | str) -> RunState:
     """This run's measurement; what setup_cache said instead (a reason) raises: the benchmark is skipped.
 
@@ -258,8 +265,7 @@ def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResul
 
 def backend_point(grid: Mapping[tuple, PointResult] | str, backend: str, dtype: str, n: int, batch: int) -> Point:
     """The measured combination; skipped when absent here or not chosen."""
-    if isinstance(grid, str):
-        raise BackendUnavailable(grid)
+    grid = cached(grid)
     key = (backend, dtype, n, batch)
     return _point(key, grid.get(key), f"{backend} {dtype} n={n} batch={batch}")
 
@@ -310,9 +316,7 @@ def _measure(step) -> DecodeMeasurement:
 
 def cuda_point(grid: dict | str, backend: str, dtype: str, n: int, batch: int) -> dict[str, object]:
     """The cached CUDA entry (:func:`grid_entry`); skipped when setup_cache could not measure."""
-    if isinstance(grid, str):
-        raise BackendUnavailable(grid)
-    return grid_entry(grid, backend, dtype, n, batch)
+    return grid_entry(cached(grid), backend, dtype, n, batch)
 
 
 def grid_entry(grid: dict, backend: str, dtype: str, n: int, batch: int) -> dict[str, object]:
@@ -363,8 +367,7 @@ def level_roofs() -> dict[str, object]:
 
 def level_entry(roofs: dict[str, object] | str, level: str) -> tuple[float, int]:
     """A level's (GB/s, bytes), or BackendUnavailable (asv: skipped) where it was not measured."""
-    if isinstance(roofs, str):  # setup_cache could not measure at this commit
-        raise BackendUnavailable(roofs)
+    roofs = cached(roofs)
     if "skipped" in roofs:
         raise BackendUnavailable(str(roofs["skipped"]))
     if level not in roofs:
@@ -384,9 +387,7 @@ def compute_peaks(dtypes: tuple[str, ...] = ("bf16", "fp16", "int8")) -> dict[st
 
 def compute_peak(peaks: dict[str, float | str] | str, dtype: str) -> float:
     """One dtype's roof, or BackendUnavailable (asv: skipped) with the reason."""
-    if isinstance(peaks, str):  # setup_cache could not measure at this commit
-        raise BackendUnavailable(peaks)
-    value = peaks.get(dtype, f"no compute roof for {dtype}")
+    value = cached(peaks).get(dtype, f"no compute roof for {dtype}")
     if isinstance(value, str):
         raise BackendUnavailable(value)
     return tracked(value)
@@ -405,9 +406,7 @@ PREFILL_BUDGETS = 5
 
 def model_entry(grid: dict | str, batch: int) -> dict[str, object]:
     """models.ModelDecode's entry for one batch; skipped when setup_cache could not measure (a reason)."""
-    if isinstance(grid, str):
-        raise BackendUnavailable(grid)
-    return checked_entry(grid.get(batch), f"batch {batch}")
+    return checked_entry(cached(grid).get(batch), f"batch {batch}")
 
 
 def model_decode_grid(
