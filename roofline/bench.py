@@ -27,15 +27,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import BadInput, Interrupted
+from .errors import EXIT_BUSY, BadInput, Interrupted
 from .files import atomic_write
 from .host import llc_bytes
 from .interrupt import run_child, signals_raise
 from .model.guards import llc_overridden
 from .suite.preflight import preflight
-
-#: The exit status of a run stopped, or measured, on a busy machine (without --allow-busy).
-EXIT_BUSY = 3
 
 #: Where asv.conf.json puts the benchmarks (the fixed grid is read from there).
 BENCHMARK_DIR = Path("benchmarks")

@@ -143,6 +143,11 @@ def _add_measure_flags(p: argparse.ArgumentParser) -> None:
         help="batches of the crossover sweep (default 1,2,4..1024)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument(
+        "--allow-busy",
+        action="store_true",
+        help="accept figures measured while other processes took the CPUs (still flagged; exit 0 instead of 3)",
+    )
 
 
 def _report_from_args(args: argparse.Namespace) -> Report:
@@ -186,7 +191,18 @@ def _run_report(args: argparse.Namespace) -> int:
     if args.plot is not None:
         plot_report([report], args.plot)
         print(f"roofline plot: {args.plot.resolve()}", file=sys.stderr if args.json else sys.stdout)
-    return 0
+    return _busy_status(report, args.allow_busy)
+
+
+def _busy_status(report: Report, allow_busy: bool) -> int:
+    """EXIT_BUSY, with one line on stderr, for figures measured under contention; else 0."""
+    from .errors import EXIT_BUSY
+
+    headline = report.conditions.headline() if report.conditions is not None else None
+    if headline is None or allow_busy:
+        return 0
+    print(f"roofline: {headline} (--allow-busy accepts them): exit {EXIT_BUSY}", file=sys.stderr)
+    return EXIT_BUSY
 
 
 def _add_plot(sub: argparse._SubParsersAction) -> None:
@@ -199,9 +215,10 @@ def _run_plot(args: argparse.Namespace) -> int:
     from .report.plot import check_plot_path, plot_report
 
     check_plot_path(args.output)
-    plot_report([_report_from_args(args)], args.output)
+    report = _report_from_args(args)
+    plot_report([report], args.output)
     print(f"roofline plot: {args.output.resolve()}")
-    return 0
+    return _busy_status(report, args.allow_busy)
 
 
 def non_negative_float(text: str) -> float:
@@ -783,7 +800,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: returns the exit code (0 ok, 1 failure or regression, 2 bad input, 130/143 on SIGINT/SIGTERM)."""
+    """Entry point: returns the exit code (0 ok, 1 failure or regression, 2 bad input, 3 measured on a busy
+    machine, 130/143 on SIGINT/SIGTERM)."""
     from .interrupt import signals_raise
 
     with signals_raise(final=True):

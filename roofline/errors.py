@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 import numbers
 
+#: The exit status of a run stopped, or measured, on a busy machine (unless the user accepts it).
+EXIT_BUSY = 3
+
 
 class RooflineError(Exception):
     """Base class of every error roofline raises on purpose."""

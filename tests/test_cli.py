@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,7 @@ from roofline.cli import main
 
 from .clitools import one_line_error
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "results"
 SMALL = [
     "--n",
     "128",
@@ -23,6 +25,7 @@ SMALL = [
     "--sweep-batch",
     "1,4,16",
     "--no-progress",
+    "--allow-busy",  # a loaded test machine is not what these tests are about (test_a_contended_report_exits_3)
 ]
 
 
@@ -63,6 +66,35 @@ def test_plot_png(capsys, small_machine, fast_ceilings, tmp_path):
     code, out, err = run(capsys, "plot", "-o", str(tmp_path / "r.png"), *SMALL)
     assert code == 0, err
     assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("command", ["report", "plot"])
+def test_a_contended_report_exits_3_unless_allowed(capsys, monkeypatch, tmp_path, command):
+    """Figures measured under contention: the report says so first, and the exit status says so too."""
+    import dataclasses
+
+    from roofline.model.contention import Conditions
+    from roofline.report import from_results
+
+    real = from_results.report_from_results
+    busy = Conditions(lost_share=0.5, cores=2, blas_threads=2)
+    monkeypatch.setattr(
+        from_results, "report_from_results", lambda *a, **kw: dataclasses.replace(real(*a, **kw), conditions=busy)
+    )
+    out_flag = ["-o", str(tmp_path / "r.png")] if command == "plot" else []
+    for extra, status in (([], 3), (["--allow-busy"], 0)):
+        code, out, err = run(capsys, command, "--results", str(EXAMPLES), *out_flag, *extra)
+        assert code == status, err
+        if command == "report":
+            assert out.startswith("MEASURED UNDER CONTENTION: 50% of CPU time lost to other processes"), out
+        if status:
+            assert err.count("\n") == 1 and "(--allow-busy accepts them): exit 3" in err, err
+        else:
+            assert err == ""
+    # and a quiet run's report exits 0 without the flag
+    monkeypatch.setattr(from_results, "report_from_results", real)
+    code, _, err = run(capsys, command, "--results", str(EXAMPLES), *out_flag)
+    assert code == 0, err
 
 
 def test_preflight_and_cache(capsys, small_machine):

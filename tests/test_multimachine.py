@@ -23,6 +23,7 @@ from roofline.suite.offline_html import local_server
 from .asv_fixtures import snapshot
 from .asvtools import asv_env, git, load_results, scratch_repo, selection
 from .browser import SERIES_WITH_POINTS, offline_page, serving
+from .test_agreement import assert_agree
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"
@@ -144,6 +145,19 @@ def test_compare_tables_both_machines(suite):
         gflops = {p["batch"]: p["gflops"] for p in m["decode_gflops"]["DRAM"]}
         # batches 1 and 8 were timed alternately in one run, so a busy spell lands on both alike
         assert gflops[8] > 1.25 * gflops[1] > 0  # the same weights do 8× the work at batch 8
+
+
+def test_report_and_compare_agree_on_real_results(suite):
+    """asv's own results of beta (one commit): every figure report and compare both show is the same."""
+    compared = compare(suite, "--machine", "beta", "--json")
+    assert compared.returncode == 0, compared.stderr
+    report = run(
+        [sys.executable, "-m", "roofline", "report", "--results", str(suite["results"]), "--machine", "beta",
+         "--json", "--allow-busy"], suite["repo"], suite["env"],
+    )  # fmt: skip
+    assert snapshot(suite["results"]) == suite["snapshot"]
+    machine = json.loads(compared.stdout)["machines"][0]
+    assert assert_agree(machine, json.loads(report.stdout), one_timing=True) >= 8
 
 
 def test_compare_plot_overlays_both(suite):

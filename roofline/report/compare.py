@@ -151,12 +151,13 @@ def summarize_run(machine: MachineResults, commit: str, warnings: list[str]) -> 
     elif saved["measured_peak_fp32"] is not None:
         s.peak, s.peak_from = saved["measured_peak_fp32"], FROM_MACHINE_FILE
     s.observed_crossover = run.points(OBSERVED_CROSSOVER)
+    # From the ceilings tabled beside it, as the report computes it; the recorded track only without them.
     predicted = _only(run, PREDICTED_CROSSOVER)
-    if predicted is not None:
-        s.predicted_crossover, s.predicted_from = predicted, PREDICTED_CROSSOVER
-    elif s.measured is not None:
+    if s.measured is not None:
         s.predicted_crossover = crossover_batch(s.measured, SUITE.bytes, SUITE.name)
         s.predicted_from = "measured ceilings, float32 weights"
+    elif predicted is not None:
+        s.predicted_crossover, s.predicted_from = predicted, PREDICTED_CROSSOVER
     for regime, track in DECODE_TRACKS.items():
         points = {}
         cls = track.rsplit(".", 1)[0]

@@ -1,0 +1,104 @@
+"""`roofline report` and `roofline compare` read the same results: every figure both show must agree.
+
+Real asv results get the same check in test_multimachine (`test_report_and_compare_agree_on_real_results`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from roofline.cli import main
+
+from .asv_fixtures import two_machines
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "results"
+#: compare's regime names → the report's JSON lists.
+REGIMES = {"DRAM": "decode", "cache-resident": "cache_resident"}
+
+
+def as_json(capsys, *argv: str) -> dict:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def close(a: float | None, b: float | None) -> bool:
+    return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9)
+
+
+def assert_agree(machine: dict, report: dict, one_timing: bool = False) -> int:
+    """Every figure of one ``compare --json`` machine against ``report --json``; returns how many were checked.
+
+    ``one_timing``: the results come from this suite's one measurement per point, so each point's GB/s
+    at its exact intensity must be its GFLOP/s too (the examples and the synthetic results predate it).
+    """
+    ceilings = report["ceilings"]
+    pairs = [
+        ("bandwidth GB/s", machine["bandwidth"] / 1e9, ceilings["bandwidth_gbps"][ceilings["bandwidth_kernel"]]),
+        ("fp32 peak GFLOP/s", machine["peak_fp32"] / 1e9, ceilings["peak_gflops"]["float32"]),
+        ("ridge FLOP/byte", machine["ridge_flop_per_byte"], ceilings["ridge_flop_per_byte"]["float32"]),
+        ("predicted crossover", machine["predicted_crossover_batch"], report["crossover"]["predicted_batch"]),
+    ]
+    observed = [o["value"] for o in machine["observed_crossover_batch"]]
+    one = observed[0] if len(observed) == 1 else None
+    pairs.append(("observed crossover", one, report["crossover"]["observed_batch"]))
+    for regime, points in machine["decode_gflops"].items():
+        reported = {(p["n"], p["batch"]): p for p in report[REGIMES[regime]]}
+        assert {(p["n"], p["batch"]) for p in points} == set(reported), regime
+        for p in points:
+            row = reported[(p["n"], p["batch"])]
+            point = f"{regime} n={p['n']} batch={p['batch']}"
+            pairs.append((f"{point} GFLOP/s", p["gflops"], row["gflops"]))
+            if one_timing:
+                pairs.append((f"{point} GB/s x intensity", row["gbps"] * row["intensity"], row["gflops"]))
+    wrong = [f"{what}: {a!r} against the report's {b!r}" for what, a, b in pairs if not close(a, b)]
+    assert not wrong, "\n".join(wrong)
+    return len(pairs)
+
+
+def test_report_and_compare_agree_on_the_examples(capsys):
+    compared = as_json(capsys, "compare", str(EXAMPLES), "--json")["machines"]
+    assert len(compared) == 1
+    assert assert_agree(compared[0], as_json(capsys, "report", "--results", str(EXAMPLES), "--json")) >= 20
+
+
+@pytest.mark.parametrize("machine", ["alpha", "beta"])
+def test_report_and_compare_agree_machine_by_machine(capsys, tmp_path, machine):
+    root = two_machines(tmp_path / "results")
+    compared = as_json(capsys, "compare", str(root), "--machine", machine, "--json")["machines"]
+    report = as_json(capsys, "report", "--results", str(root), "--machine", machine, "--json")
+    assert compared[0]["commit"] == "b" * 40  # both read the newest commit
+    assert assert_agree(compared[0], report) == 7  # 5 machine figures, 2 decode points
+
+
+def test_a_disagreement_is_caught():
+    """The check itself can fail: one figure off by 1 % is named."""
+    machine = {
+        "bandwidth": 30e9,
+        "peak_fp32": 300e9,
+        "ridge_flop_per_byte": 10.0,
+        "predicted_crossover_batch": 20.0,
+        "observed_crossover_batch": [{"params": {}, "value": 18.0}],
+        "decode_gflops": {"DRAM": [{"n": 256, "batch": 1, "gflops": 15.0}]},
+    }
+    report = {
+        "ceilings": {
+            "bandwidth_kernel": "add",
+            "bandwidth_gbps": {"add": 30.0},
+            "peak_gflops": {"float32": 300.0},
+            "ridge_flop_per_byte": {"float32": 10.0},
+        },
+        "crossover": {"predicted_batch": 20.0, "observed_batch": 18.0},
+        "decode": [{"n": 256, "batch": 1, "gflops": 15.15, "gbps": 30.3, "intensity": 0.5}],
+    }
+    with pytest.raises(AssertionError, match="DRAM n=256 batch=1 GFLOP/s: 15.0 against the report's 15.15"):
+        assert_agree(machine, report)
+    report["decode"][0]["gflops"] = 15.0
+    assert assert_agree(machine, report) == 6
+    with pytest.raises(AssertionError, match="GB/s x intensity: 15.15 against the report's 15.0"):
+        assert_agree(machine, report, one_timing=True)
