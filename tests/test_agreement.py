@@ -27,8 +27,13 @@ def as_json(capsys, *argv: str) -> dict:
     return json.loads(out)
 
 
-def close(a: float | None, b: float | None) -> bool:
-    return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9)
+#: asv records each track to 4 significant digits (roofline.suite.harness.tracked): a product of two
+#: recorded figures is that close to a third; figures read from one record agree exactly.
+RECORDED = 1e-3
+
+
+def close(a: float | None, b: float | None, rel: float = 1e-9) -> bool:
+    return a is not None and b is not None and math.isclose(a, b, rel_tol=rel)
 
 
 def assert_agree(machine: dict, report: dict, one_timing: bool = False) -> int:
@@ -55,8 +60,8 @@ def assert_agree(machine: dict, report: dict, one_timing: bool = False) -> int:
             point = f"{regime} n={p['n']} batch={p['batch']}"
             pairs.append((f"{point} GFLOP/s", p["gflops"], row["gflops"]))
             if one_timing:
-                pairs.append((f"{point} GB/s x intensity", row["gbps"] * row["intensity"], row["gflops"]))
-    wrong = [f"{what}: {a!r} against the report's {b!r}" for what, a, b in pairs if not close(a, b)]
+                pairs.append((f"{point} GB/s x intensity", row["gbps"] * row["intensity"], row["gflops"], RECORDED))
+    wrong = [f"{what}: {a!r} against the report's {b!r}" for what, a, b, *rel in pairs if not close(a, b, *rel)]
     assert not wrong, "\n".join(wrong)
     return len(pairs)
 
@@ -102,3 +107,5 @@ def test_a_disagreement_is_caught():
     assert assert_agree(machine, report) == 6
     with pytest.raises(AssertionError, match="GB/s x intensity: 15.15 against the report's 15.0"):
         assert_agree(machine, report, one_timing=True)
+    report["decode"][0]["gbps"] = 30.01  # within what 4 recorded digits allow
+    assert assert_agree(machine, report, one_timing=True) == 7
