@@ -124,7 +124,7 @@ def reference_kernel(n: int = REFERENCE_N) -> Callable[[], object]:
     """The reference GEMV, validated against float64 once (a wrong BLAS raises here too)."""
     w = random_array((n, n), "float32", seed=101)
     x = random_array((n, 1), "float32", seed=102)
-    out = np.empty((n, 1), dtype=np.float32)
+    out = np.full((n, 1), np.nan, dtype=np.float32)  # a GEMV that writes nothing leaves NaN: caught below
     np.matmul(w, x, out=out)
     err = relative_error(out, reference_product(w, x))
     if not err <= 1e-4:
