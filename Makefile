@@ -9,6 +9,10 @@ MACHINE ?=
 MACHINE_FLAG := $(if $(MACHINE),--machine $(MACHINE))
 # ALLOW_BUSY=1: measure even on a busy machine (the run is flagged in the report and the results).
 BUSY_FLAG := $(if $(ALLOW_BUSY),--allow-busy)
+# What asv's virtualenv gets beside the package: torch and transformers for models.ModelDecode (once,
+# about a minute from a local wheel). MODELS_REQUIREMENTS= leaves them out: ModelDecode then skips.
+MODELS_REQUIREMENTS ?= requirements/models.txt
+MODELS_FLAG := $(if $(MODELS_REQUIREMENTS),--asv-env-requirements $(MODELS_REQUIREMENTS))
 
 # make fleet: this machine's two ReFrame partitions, merged, published, compared (docs/fleet.md);
 # FLEET_ARGS="--bench ''" runs the whole suite, "-- -S results_dir=..." passes options to ReFrame.
@@ -24,7 +28,7 @@ $(VENV)/.bench-installed: setup.cfg pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[bench]'
 	touch $@
 
-$(VENV)/.test-installed: setup.cfg pyproject.toml tools/install-test-deps.sh | $(BIN)/python
+$(VENV)/.test-installed: setup.cfg pyproject.toml tools/install-test-deps.sh requirements/models.txt | $(BIN)/python
 	bash tools/install-test-deps.sh $(BIN)/python
 	touch $@
 
@@ -33,7 +37,7 @@ $(VENV)/.fleet-installed: setup.cfg pyproject.toml | $(BIN)/python
 	touch $@
 
 bench: $(VENV)/.bench-installed
-	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG)
+	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG)
 
 fleet: $(VENV)/.fleet-installed
 	$(BIN)/python fleet/run.py --out $(FLEET_OUT) $(FLEET_ARGS)

@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import EXIT_BUSY, BadInput, Interrupted
@@ -100,12 +101,16 @@ from asv.config import Config
 
 envs = list(environment.get_environments(Config.load("asv.conf.json"), [":" + sys.argv[1]], verbose=False))
 Setup.perform_setup(envs, parallel=1)
-sys.exit(0 if envs and all(env.check_presence() for env in envs) else 3)
+ok = envs and all(env.check_presence() for env in envs)
+if ok:
+    print("ASV-PYTHONS", *(env.run(["-c", "import sys; print(sys.executable)"]).strip() for env in envs))
+sys.exit(0 if ok else 3)
 """
 
 
-def build_asv_env(version: str, env: dict[str, str]) -> None:
-    """Build asv's virtualenv for ``version`` now; BadInput in one line, naming the interpreter, if it cannot."""
+def build_asv_env(version: str, env: dict[str, str]) -> list[str]:
+    """Build asv's virtualenv for ``version`` now and return its interpreters; BadInput in one line,
+    naming the interpreter, if it cannot."""
     with tempfile.TemporaryFile("w+") as log:
         status = run_child(
             [sys.executable, "-c", _BUILD_ENV, version],
@@ -114,11 +119,48 @@ def build_asv_env(version: str, env: dict[str, str]) -> None:
             stdout=log,
             stderr=subprocess.STDOUT,
         )
+        log.seek(0)
+        lines = [line.strip() for line in log.read().splitlines() if line.strip()]
         if status != 0:
-            log.seek(0)
-            lines = [line.strip() for line in log.read().splitlines() if line.strip()]
             why = lines[-1] if lines else f"exit status {status}"
             raise BadInput(f"asv could not build its virtualenv with {base_interpreter()}: {why}")
+    return [exe for line in lines if line.startswith("ASV-PYTHONS ") for exe in line.split()[1:]]
+
+
+def install_requirements(pythons: Sequence[str], requirements: Path) -> list[str]:
+    """pip-install ``requirements`` into each of asv's environments (once: pip keeps what is there).
+
+    Returns one line per environment it could not install into; the benchmarks that need those
+    packages then skip, as on a machine without them.
+    """
+    problems = []
+    for exe in pythons:
+        with tempfile.TemporaryFile("w+") as log:
+            status = run_child(
+                [exe, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", str(requirements)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+            log.seek(0)
+            errors = [line.strip() for line in log.read().splitlines() if line.strip().startswith("ERROR")]
+        if status != 0:
+            why = errors[-1] if errors else f"pip exit status {status}"
+            problems.append(f"{requirements} did not install into asv's environment ({why}): what needs it skips")
+    return problems
+
+
+def check_requirements(requirements: Path | None, same_python: bool) -> None:
+    """BadInput in one line for a requirements file roofline bench cannot use."""
+    if requirements is None:
+        return
+    if same_python:
+        raise BadInput(
+            "--asv-env-requirements installs into asv's own virtualenv; with --python-same, install into this "
+            "environment instead (pip install -r FILE)"
+        )
+    if not requirements.is_file():
+        raise BadInput(f"--asv-env-requirements: no file {requirements}")
 
 
 def _snapshot(folder: Path) -> dict[Path, bytes]:
@@ -151,10 +193,13 @@ def run_bench(
     same_python: bool = False,
     bench: str | None = None,
     allow_busy: bool = False,
+    requirements: Path | None = None,
 ) -> int:
     """Run the suite and report; returns the exit status.
 
     0; 1 if a benchmark failed; 3 if the machine was busy (unless ``allow_busy``); 130/143 if stopped.
+    ``requirements``: a pip requirements file installed into asv's environment before it runs (the
+    optional backends, e.g. torch for models.ModelDecode).
     """
     try:
         import asv  # noqa: F401
@@ -165,6 +210,7 @@ def run_bench(
     folder = results
     with signals_raise():
         try:
+            check_requirements(requirements, same_python)
             for line in preflight(results):
                 print(f"roofline: {line}")
             commit = head_commit()
@@ -186,7 +232,7 @@ def run_bench(
                 )
             folder = results / machine
             before = _snapshot(folder)
-            return _run(results, html, machine, commit, same_python, bench, stage, allow_busy)
+            return _run(results, html, machine, commit, same_python, bench, stage, allow_busy, requirements)
         except Interrupted as exc:
             print(f"roofline: {exc} during {stage[0]}", file=sys.stderr)
             print(f"roofline: {kept_results(folder, before)}", file=sys.stderr)
@@ -235,6 +281,7 @@ def _run(
     bench: str | None,
     stage: list[str],
     allow_busy: bool = False,
+    requirements: Path | None = None,
 ) -> int:
     from .measure.contention import cpu_times, lost_shares
 
@@ -246,7 +293,11 @@ def _run(
         else:
             stage[0] = "asv's environment"
             version, env = asv_python(Path(tmp))
-            build_asv_env(version, env)
+            pythons = build_asv_env(version, env)
+            if requirements is not None:
+                stage[0] = f"installing {requirements} into asv's environment"
+                for line in install_requirements(pythons, requirements):
+                    _say(line)
             run += [f"--python={version}", f"{commit} --max-count=1"]
         run += asv_selection(bench)
         stage[0] = "asv run"

@@ -432,12 +432,27 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="measure even when other processes take the CPUs (the run is flagged; exit 0 instead of 3)",
     )
+    p.add_argument(
+        "--asv-env-requirements",
+        type=Path,
+        metavar="FILE",
+        help="pip-install FILE's requirements into asv's virtualenv first (make bench: torch and transformers for "
+        "models.ModelDecode); if they do not install, what needs them skips",
+    )
 
 
 def _run_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
 
-    return run_bench(args.results, args.html, args.machine, args.python_same, args.bench, args.allow_busy)
+    return run_bench(
+        args.results,
+        args.html,
+        args.machine,
+        args.python_same,
+        args.bench,
+        args.allow_busy,
+        args.asv_env_requirements,
+    )
 
 
 def _add_specs(sub: argparse._SubParsersAction) -> None:

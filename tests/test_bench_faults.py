@@ -296,14 +296,31 @@ def test_an_interpreter_that_does_not_run_is_one_line(tmp_path, monkeypatch):
         bench_module.asv_python(tmp_path)
 
 
+def test_a_requirement_that_does_not_install_is_one_line_and_what_is_there_installs_nothing(tmp_path):
+    from roofline.bench import install_requirements
+
+    req = tmp_path / "req.txt"
+    req.write_text("roofline-no-such-package==0.0.1\n")
+    (line,) = install_requirements([sys.executable], req)
+    assert "did not install into asv's environment" in line and "roofline-no-such-package" in line
+    assert "\n" not in line
+    req.write_text("numpy\n")  # already here: pip leaves it, nothing to say
+    assert install_requirements([sys.executable], req) == []
+
+
 def test_make_bench_path_builds_asv_virtualenv_despite_a_broken_shim(project, tmp_path):
-    """`make bench PYTHON=...` under pyenv: python3.X on PATH is a shim that fails; asv must not use it."""
+    """`make bench PYTHON=...` under pyenv: python3.X on PATH is a shim that fails; asv must not use it.
+
+    make bench also installs its requirements file into asv's virtualenv (there: torch and transformers;
+    here a small package from the local wheels)."""
     repo, env = project
     env = {**env, "PATH": f"{broken_shims(tmp_path / 'shims')}{os.pathsep}{env['PATH']}"}
+    req = tmp_path / "req.txt"
+    req.write_text("iniconfig\n")
     proc = subprocess.run(
         [
             *(sys.executable, "-m", "roofline", "bench", "--machine", "box", "--allow-busy"),
-            *("--bench", r"decode\.DecodeDRAM\.track_gflops"),
+            *("--bench", r"decode\.DecodeDRAM\.track_gflops", "--asv-env-requirements", str(req)),
         ],
         cwd=repo,
         env=env,
@@ -321,3 +338,6 @@ def test_make_bench_path_builds_asv_virtualenv_despite_a_broken_shim(project, tm
     ran = [v for v in values if v is None or v == v]  # the fixed grid's unchosen combinations are NaN
     assert ran and all(v and v > 0 for v in ran)
     assert "decode, weights from DRAM" in proc.stdout
+    (python,) = (repo / ".asv" / "env").glob("*/bin/python")
+    assert subprocess.run([python, "-c", "import iniconfig"], capture_output=True).returncode == 0
+    assert "did not install" not in proc.stderr

@@ -119,6 +119,18 @@ def test_bench_outside_a_git_checkout_is_2(capsys, tmp_path, monkeypatch, small_
     assert code == 2 and "git" in err and err.count("\n") == 1
 
 
+def test_bench_refuses_a_requirements_file_it_cannot_use_in_one_line(capsys, tmp_path, small_machine):
+    missing = tmp_path / "nope.txt"
+    code, _, err = run(capsys, ["bench", "--results", str(tmp_path / "r"), "--asv-env-requirements", str(missing)])
+    assert code == 2 and "no file" in err and str(missing) in err and err.count("\n") == 1
+    present = tmp_path / "req.txt"
+    present.write_text("iniconfig\n")
+    argv = ["bench", "--results", str(tmp_path / "r"), "--python-same", "--asv-env-requirements", str(present)]
+    code, _, err = run(capsys, argv)
+    assert code == 2 and "--python-same" in err and err.count("\n") == 1
+    assert not (tmp_path / "r").exists()  # refused before anything was written
+
+
 def test_interrupted_is_130(capsys, monkeypatch):
     import roofline.cli as cli
 

@@ -222,7 +222,9 @@ def test_model_decode_grid_feeds_the_benchmark_floats_and_skips_what_overruns_th
     for batch in (1, 2):
         bench.setup(grid, batch)
         got = [bench.track_tokens_per_s(grid, batch), bench.track_bound_tokens_per_s(grid, batch)]
-        assert all(type(v) is float and v > 0 for v in got) and grid[batch]["lean_tokens_per_s"] > 0
+        lean = bench.track_lean_tokens_per_s(grid, batch)
+        assert all(type(v) is float and v > 0 for v in (*got, lean))
+        assert lean == pytest.approx(grid[batch]["lean_tokens_per_s"], rel=1e-3)
         fraction = bench.track_roofline_fraction(grid, batch)
         assert fraction == pytest.approx(got[0] / got[1], rel=1e-3)  # bound time ÷ measured time (4 digits each)
     slow = Hardware("slow", {"bf16": 1e3}, bandwidth=1e3)
@@ -241,3 +243,39 @@ def test_model_decode_grid_without_transformers_skips_every_batch(monkeypatch):
     )
     grid = harness.model_decode_grid([1, 8], SHAPES["llama"], hardware=HW)
     assert {e["status"] for e in grid.values()} == {"skipped"} and "not installed" in grid[8]["reason"]
+
+
+def test_the_report_from_results_tables_the_model_and_says_which_batch_was_skipped(tmp_path):
+    from roofline.report.cpu import render_text
+    from roofline.report.from_results import report_from_results
+    from roofline.suite.names import MODEL_BOUND_TOKENS, MODEL_LEAN_TOKENS, MODEL_TOKENS
+    from tests.asv_fixtures import SUITE, full_values, write_benchmarks, write_machine, write_run
+
+    batches = [["1", "8", "64"]]
+    suite = {
+        **SUITE,
+        **{name: ("track", "tokens/s", ["batch"], batches, name) for name in (MODEL_TOKENS, MODEL_LEAN_TOKENS)},
+        MODEL_BOUND_TOKENS: ("track", "tokens/s", ["batch"], batches, MODEL_BOUND_TOKENS),
+    }
+    write_benchmarks(tmp_path, suite)
+    write_machine(tmp_path, "box")
+    models = {MODEL_TOKENS: [5.0, 6.0, None], MODEL_LEAN_TOKENS: [4.0, 7.5, None]}
+    models[MODEL_BOUND_TOKENS] = [8.0, 30.0, None]
+    write_run(tmp_path, "box", "a" * 40, {**full_values(), **models}, suite=suite)
+    report = report_from_results(tmp_path)
+    rows = report.as_dict()["model_decode"]
+    assert [r["batch"] for r in rows] == [1, 8, 64]
+    assert rows[0]["fraction"] == 5.0 / 8.0 and rows[1]["lean_fraction"] == 7.5 / 30.0
+    assert rows[2]["tokens_per_s"] is None and rows[2]["fraction"] is None
+    text = render_text(report)
+    assert "a real model decoded here (models.ModelDecode" in text
+    lines = text.splitlines()
+    assert any(line.split() == ["1", "5", "4", "8", "0.62", "0.50"] for line in lines)
+    assert any(line.split()[:2] == ["64", "skipped"] for line in lines)
+    # results without the benchmark (older runs, the examples) have no such section
+    plain = tmp_path / "plain"
+    write_benchmarks(plain)
+    write_machine(plain, "box")
+    write_run(plain, "box", "a" * 40, full_values())
+    older = report_from_results(plain)
+    assert older.model_decode == () and "models.ModelDecode" not in render_text(older)

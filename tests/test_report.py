@@ -65,6 +65,7 @@ def test_report_keys_are_the_documented_ones():
         "compute_roofs",
         "compute_roofs_skipped",
         "read_write_roofs",
+        "model_decode",
     }
     assert set(r["crossover"]) >= {"dtype", "bytes_per_param", "predicted_batch", "observed_batch", "sweep_n", "sweep"}
     assert set(r["decode"][0]) >= {

@@ -3,13 +3,9 @@
 set -euo pipefail
 py=${1:?usage: install-test-deps.sh PATH/TO/python}
 "$py" -m pip install -q -e '.[test]'
-# The torch backend's tests run on torch's CPU build. This machine's wheel cache holds
-# torch-2.13.0+cpu, and its local label sorts above PyPI's CUDA build of 2.13.0, so the pin
-# picks the CPU wheel on disk: no multi-GB CUDA download. Never a bare "torch" requirement.
-"$py" -m pip install -q torch==2.13.0
-# The measured decode of a real model (roofline decode --measure) builds it with transformers, pinned
-# like torch so the tests run against the API they were written for (5.x: cache=, no_init_weights).
-"$py" -m pip install -q transformers==5.24.0
+# The torch backend's tests and the measured decode of a real model run on torch's CPU build, with the
+# pins make bench installs into asv's environment (one list: requirements/models.txt).
+"$py" -m pip install -q -r requirements/models.txt
 
 # The browser test of asv's published HTML runs Debian's Chromium headless (no browser download).
 if [ ! -x /usr/bin/chromium ]; then

@@ -99,6 +99,31 @@ class Point:
         return self.pool_bytes
 
 
+@dataclass(frozen=True)
+class ModelPoint:
+    """A real model's decode step at one batch (asv's models.ModelDecode), in tokens/s; None where the
+    run recorded nothing (the batch was skipped). Bound ÷ measured time per step is tokens/s ÷ the bound's."""
+
+    batch: int
+    tokens_per_s: float | None
+    lean_tokens_per_s: float | None
+    bound_tokens_per_s: float | None
+
+    def fraction(self, tokens_per_s: float | None) -> float | None:
+        """The bound's time per step ÷ the measured one."""
+        return tokens_per_s / self.bound_tokens_per_s if tokens_per_s and self.bound_tokens_per_s else None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "batch": self.batch,
+            "tokens_per_s": self.tokens_per_s,
+            "lean_tokens_per_s": self.lean_tokens_per_s,
+            "bound_tokens_per_s": self.bound_tokens_per_s,
+            "fraction": self.fraction(self.tokens_per_s),
+            "lean_fraction": self.fraction(self.lean_tokens_per_s),
+        }
+
+
 #: The level of a cache-resident point where the report knows no cache sizes (asv results without
 #: ``llc_bytes``): it was sized to fit the last-level cache, whose roof was not measured.
 UNKNOWN_CACHE = "LLC"
@@ -196,6 +221,7 @@ class Report:
     warnings: tuple[str, ...] = ()
     hierarchy: Hierarchy | None = None
     conditions: Conditions | None = None
+    model_decode: tuple[ModelPoint, ...] = ()
 
     @property
     def hardware(self) -> Hardware | None:
@@ -297,6 +323,7 @@ class Report:
             "compute_roofs": [c.as_dict() for c in self.roofs_by_level.compute],
             "compute_roofs_skipped": dict(self.roofs_by_level.skipped),
             "read_write_roofs": [r.as_dict() for r in self.roofs_by_level.read_write],
+            "model_decode": [m.as_dict() for m in self.model_decode],
         }
 
 
@@ -457,9 +484,32 @@ def render_text(report: Report) -> str:
     for n, row in sorted(by_n.items()):
         if 1 in row and 64 in row:
             out.append(f"  n={n}: batch 64 delivers {row[64] / row[1]:.1f}× the GFLOP/s of batch 1 on the same weights")
+    out += render_model_decode(report.model_decode)
     if report.warnings:
         out += ["", "warnings:"] + [f"  - {w}" for w in report.warnings]
     return "\n".join(out)
+
+
+def render_model_decode(points: Sequence[ModelPoint]) -> list[str]:
+    """The real model's table (models.ModelDecode): each path's tokens/s and its fraction of the bound."""
+    if not points:
+        return []
+    out = [
+        "",
+        "a real model decoded here (models.ModelDecode: transformers and the lean torch path, against the bound "
+        "from this machine's bandwidth and torch GEMM roof):",
+        f"  {'batch':>5} {'tokens/s':>9} {'lean':>9} {'bound':>9} {'fraction':>8} {'lean':>6}",
+    ]
+    for m in points:
+        if m.tokens_per_s is None and m.lean_tokens_per_s is None and m.bound_tokens_per_s is None:
+            out.append(f"  {m.batch:>5} skipped (asv's output says why: no torch, or a bound over the step budget)")
+            continue
+        out.append(
+            f"  {m.batch:>5} {_fmt(m.tokens_per_s, '9.3g'):>9} {_fmt(m.lean_tokens_per_s, '9.3g'):>9} "
+            f"{_fmt(m.bound_tokens_per_s, '9.3g'):>9} {_fmt(m.fraction(m.tokens_per_s), '8.2f'):>8} "
+            f"{_fmt(m.fraction(m.lean_tokens_per_s), '6.2f'):>6}"
+        )
+    return out
 
 
 def measure_report(

@@ -21,6 +21,9 @@ from ..suite.names import (
     DECODE_CLASSES,
     LEVEL_BANDWIDTH,
     LEVEL_BYTES,
+    MODEL_BOUND_TOKENS,
+    MODEL_LEAN_TOKENS,
+    MODEL_TOKENS,
     OBSERVED_CROSSOVER,
     OVERHEAD,
     PEAK_CEILING,
@@ -28,7 +31,7 @@ from ..suite.names import (
     REFERENCE_DRIFT,
 )
 from ..suite.results import Results, Run, read_results
-from .cpu import Point, Report, Roofs, build_report
+from .cpu import ModelPoint, Point, Report, Roofs, build_report
 
 
 def pick_machine(res: Results, machine: str | None) -> str:
@@ -55,6 +58,20 @@ def _decode_points(run: Run, cls: str, regime: str) -> tuple[Point, ...]:
         seconds = 2.0 * n * n * batch / (gflops * 1e9) if gflops else None
         points.append(Point(n, batch, regime, seconds, gflops, gbps))
     return tuple(points)
+
+
+def _model_points(run: Run) -> tuple[ModelPoint, ...]:
+    """models.ModelDecode's batches as recorded (none where the run has no such benchmark)."""
+    return tuple(
+        ModelPoint(
+            p["batch"],
+            tokens,
+            run.value(MODEL_LEAN_TOKENS, batch=p["batch"]),
+            run.value(MODEL_BOUND_TOKENS, batch=p["batch"]),
+        )
+        for p, tokens in run.points(MODEL_TOKENS)
+        if isinstance(p.get("batch"), int)
+    )
 
 
 def _rank(level: str) -> tuple[int, str]:
@@ -152,4 +169,5 @@ def report_from_results(
         warnings=tuple(res.warnings),
         hierarchy=hierarchy_from_run(run),
         conditions=conditions_from(run, decode + cache, facts.get("num_cpu"), lost_during_run),
+        model_decode=_model_points(run),
     )

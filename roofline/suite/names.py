@@ -21,6 +21,11 @@ OBSERVED_CROSSOVER = "crossover.Crossover.track_observed_crossover_batch"
 PREDICTED_CROSSOVER = "crossover.Crossover.track_predicted_crossover_batch"
 #: The overhead roof in µs, param backend: {} is "single" (one call alone) or "amortized".
 OVERHEAD = "backends.CallOverhead.track_{}_call"
+#: A real model decoded here, param batch: tokens/s of transformers, of the lean path and of the bound
+#: (the bound's time per step ÷ the measured one is each path's tokens/s ÷ the bound's).
+MODEL_TOKENS = "models.ModelDecode.track_tokens_per_s"
+MODEL_LEAN_TOKENS = "models.ModelDecode.track_lean_tokens_per_s"
+MODEL_BOUND_TOKENS = "models.ModelDecode.track_bound_tokens_per_s"
 #: How the machine was while the run measured (roofline.suite.run): share of CPU time that was the
 #: suite's (fraction), the reference kernel's end ÷ start time (ratio), the BLAS threads used.
 QUIETNESS = "conditions.RunConditions.track_quietness"
