@@ -29,7 +29,7 @@ class BackendDecode(Benchmark):
     def setup(self, grid, backend, dtype, n, batch):
         self.point = suite.backend_point(grid, backend, dtype, n, batch)
         self.step = suite.backend_twin(self.point)
-        self.number = self.point.calls_per_sample
+        self.steps_back_to_back(self.step, self.point.calls_per_sample)
 
     def track_gflops(self, grid, backend, dtype, n, batch):
         return self.point.gflops

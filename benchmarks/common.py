@@ -13,6 +13,7 @@ the benchmark as skipped, never failed. So every commit of the history can be be
 """
 
 import importlib
+import time
 import types
 
 try:
@@ -70,9 +71,9 @@ class Benchmark:
     """asv's settings for the suite.
 
     A generous timeout (the DRAM pools are large). The ``time_`` twins take 10 to 20 samples
-    within 10 s after a short warm-up, each of the back-to-back calls their setup asks for
-    (``number``, from the run's own measurement of the same step); ``track_`` benchmarks read the
-    run's measurement and ignore these.
+    within 10 s after a short warm-up, each of as many back-to-back steps as the run's own
+    measurement of the same step timed per sample (:meth:`steps_back_to_back`); ``track_``
+    benchmarks read the run's measurement and ignore these.
     """
 
     timeout = 600
@@ -102,6 +103,14 @@ class Benchmark:
                 setattr(cls, name, own)
                 fn = own
             fn.pretty_name = f"{cls.__name__}.{name} [{fn.unit}, {way} is better]"
+
+    def steps_back_to_back(self, twin, calls):
+        """asv's timing for a ``time_`` twin: one call of ``twin`` runs its steps back to back, timed by its
+        clock (seconds ÷ steps), so asv records seconds per step. asv-runner re-runs ``setup`` before every
+        call when ``number`` > 1, which would time each step alone after setup's work. An older package's
+        twin (one step a call, no clock) gets asv's ``number`` instead."""
+        clock = getattr(twin, "clock", None)
+        self.number, self.timer = (1, clock) if clock is not None else (calls, time.perf_counter)
 
 
 class Measured(Benchmark):

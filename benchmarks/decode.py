@@ -19,7 +19,7 @@ class DecodeDRAM(Measured):
     def setup(self, run, n, batch):
         self.point = suite.decode_point(run, self.regime, n, batch)
         self.step = suite.decode_twin(self.point)
-        self.number = self.point.calls_per_sample
+        self.steps_back_to_back(self.step, self.point.calls_per_sample)
 
     def track_gflops(self, run, n, batch):
         return self.point.gflops

@@ -105,6 +105,29 @@ def test_the_time_twin_builds_the_same_step_on_its_first_call(measured, monkeypa
     out = twin()
     assert out.shape == (256, 8)
     assert harness.decode_twin(point).steps[point.key] is twin.steps[point.key]  # built once per process
+    assert twin.calls == point.calls_per_sample >= 1
+
+
+def test_one_call_of_a_time_twin_is_its_steps_back_to_back_and_its_clock_counts_per_step(monkeypatch):
+    """asv times the twin with number = 1 and the twin's clock: its samples are seconds per step, of
+    steps with nothing between them (asv-runner runs setup between calls when number > 1)."""
+    from benchmarks.common import Benchmark
+
+    ran = []
+    twin = harness._Twin(("test", 1), lambda: lambda: ran.append(1) or len(ran), None, calls=7)
+    assert twin() == 7 and len(ran) == 7
+    monkeypatch.setattr(harness.time, "perf_counter", lambda: 70.0)
+    assert twin.clock() == 10.0
+    bench = Benchmark()
+    bench.steps_back_to_back(twin, 7)
+    assert (bench.number, bench.timer) == (1, twin.clock)
+
+    class OldTwin:  # an older package's twin: one step a call, no clock; asv's number then
+        def __call__(self):
+            pass
+
+    bench.steps_back_to_back(OldTwin(), 7)
+    assert bench.number == 7 and bench.timer is not twin.clock
 
 
 def test_a_reason_instead_of_a_state_skips_every_benchmark():

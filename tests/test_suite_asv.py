@@ -3,6 +3,7 @@
 import itertools
 import json
 import math
+import shutil
 import sys
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from roofline.model.arithmetic import gemm_intensity
 from roofline.model.contention import Conditions
 
-from .asvtools import ROOT, asv, asv_env, load_results, result_files, run_same, scratch_repo
+from .asvtools import ROOT, asv, asv_env, git, load_results, result_files, run_same, scratch_repo, selection
 
 sys.path.insert(0, str(ROOT))
 from benchmarks.common import GRID  # noqa: E402
@@ -101,5 +102,48 @@ def test_asv_publish_writes_html(ran):
     proc = asv(repo, env, "publish")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (repo / ".asv" / "html" / "index.html").is_file()
-    graphs = list((repo / ".asv" / "html" / "graphs").rglob("decode.DecodeDRAM.track_gflops.json"))
+    root = repo / ".asv" / "html" / "graphs"
+    graphs = [g for g in root.rglob("decode.DecodeDRAM.track_gflops.json") if "summary" not in g.parts]
     assert graphs
+
+
+def test_a_run_at_other_sizes_keeps_both_series_in_the_published_graph(ran, tmp_path):
+    """Issue 13: changing the sizes never empties a graph. A second commit runs at n=1024 where the first ran
+    at n=256; benchmarks.json stays the same and the published graph holds both series."""
+    first_repo, first_env, _ = ran
+    repo = tmp_path / "repo"
+    shutil.copytree(first_repo, repo, ignore=shutil.ignore_patterns("html"))
+    before = (repo / ".asv" / "results" / "benchmarks.json").read_bytes()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "second")
+    env = {**first_env, "ASV_PYTHONPATH": str(repo), "ROOFLINE_N": "1024"}
+    head = git(repo, "rev-parse", "HEAD")
+    only = selection(repo, env, r"DecodeDRAM\.track_gflops")
+    proc = asv(repo, env, "run", "--python=same", "--set-commit-hash", head, "--machine", "ci-box", *only)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert (repo / ".asv" / "results" / "benchmarks.json").read_bytes() == before
+    proc = asv(repo, env, "publish")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    combos = list(itertools.product(GRID["ROOFLINE_N"], GRID["ROOFLINE_BATCH"]))
+    root = repo / ".asv" / "html" / "graphs"
+    graphs = [g for g in root.rglob("decode.DecodeDRAM.track_gflops.json") if "summary" not in g.parts]
+    series = {}  # n → the number of commits with a value at batch 1
+    for graph in graphs:
+        for _, values in json.loads(graph.read_text()):
+            for (n, batch), v in zip(combos, values, strict=True):
+                if batch == 1 and v is not None and not (isinstance(v, float) and math.isnan(v)):
+                    series[n] = series.get(n, 0) + 1
+    assert series == {256: 1, 1024: 1}, (series, [g.relative_to(repo) for g in graphs])
+
+
+def test_time_twins_take_back_to_back_steps_with_no_setup_between_them(ran):
+    """Issue 13: asv-runner re-runs setup before every call when number > 1; the twins ask for number = 1
+    and run their steps back to back inside that call, timed per step by their own clock."""
+    repo, _, proc = ran
+    assert "setup hooks re-run" not in proc.stdout + proc.stderr
+    doc = json.loads(result_files(repo, "ci-box")[0].read_text())
+    cols = doc["result_columns"]
+    for cls in ("DecodeDRAM", "DecodeCacheResident"):
+        row = doc["results"][f"decode.{cls}.time_decode_step"]
+        numbers = [x for x in row[cols.index("stats_number")] if x is not None]
+        samples = [s for s in row[cols.index("samples")] if s]
+        assert numbers and set(numbers) == {1} and samples and all(len(s) >= 10 for s in samples), cls

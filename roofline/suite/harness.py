@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -138,25 +139,41 @@ def roofline_fraction(point: Point) -> float:
 
 class _Twin:
     """The measured point's step for asv's ``time_`` twin: built (and validated) on its first call,
-    with the BLAS on as many threads as the run's measurement had."""
+    with the BLAS on as many threads as the run's measurement had.
+
+    One call runs ``calls`` steps back to back, as each sample of the run's own measurement did, and
+    :meth:`clock` reads ``time.perf_counter() / calls``: with asv's ``number = 1`` and ``timer = clock``,
+    asv's samples are seconds per step, of warm calls with nothing between them. (asv-runner re-runs
+    ``setup`` before every timed call when ``number > 1`` and the class has a setup, which would
+    time each step alone, after setup's own work; issue 13.)
+    """
 
     steps: dict[tuple, object] = {}
 
-    def __init__(self, key: tuple, build, threads: int | None):
+    def __init__(self, key: tuple, build, threads: int | None, calls: int = 1):
         self.key, self.build, self.threads = key, build, threads
+        self.calls = max(1, int(calls))
 
     def __call__(self):
         step = self.steps.get(self.key)
         if step is None:
             limit_blas(self.threads)
             step = self.steps[self.key] = self.build()
+        for _ in range(self.calls - 1):
+            step()
         return step()
+
+    def clock(self) -> float:
+        """asv's timer for this twin: seconds ÷ the steps one call runs."""
+        return time.perf_counter() / self.calls
 
 
 def decode_twin(point: Point) -> _Twin:
     """The same decode step the point measured, for asv to time back to back (asv's own samples)."""
     regime, n, batch = point.key
-    return _Twin(point.key, lambda: decode_step(n, batch, SUITE.numpy, regime), point.blas_threads)
+    return _Twin(
+        point.key, lambda: decode_step(n, batch, SUITE.numpy, regime), point.blas_threads, point.calls_per_sample
+    )
 
 
 def bandwidth_gbps(run: RunState | str, kind: str) -> float:
@@ -273,7 +290,7 @@ def backend_point(grid: Mapping[tuple, PointResult] | str, backend: str, dtype: 
 def backend_twin(point: Point) -> _Twin:
     """The same step the combination measured, for asv to time back to back."""
     backend, dtype, n, batch = point.key
-    return _Twin(point.key, lambda: build_step(backend, dtype, n, batch), None)
+    return _Twin(point.key, lambda: build_step(backend, dtype, n, batch), None, point.calls_per_sample)
 
 
 def cuda_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, dict[str, object]]:
