@@ -265,7 +265,7 @@ def test_the_report_from_results_tables_the_model_and_says_which_batch_was_skipp
     report = report_from_results(tmp_path)
     rows = report.as_dict()["model_decode"]
     assert [r["batch"] for r in rows] == [1, 8, 64]
-    assert rows[0]["fraction"] == 5.0 / 8.0 and rows[1]["lean_fraction"] == 7.5 / 30.0
+    assert rows[0]["fraction"] == pytest.approx(5.0 / 8.0) and rows[1]["lean_fraction"] == pytest.approx(7.5 / 30.0)
     assert rows[2]["tokens_per_s"] is None and rows[2]["fraction"] is None
     text = render_text(report)
     assert "a real model decoded here (models.ModelDecode" in text

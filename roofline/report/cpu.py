@@ -35,6 +35,7 @@ from ..model.arithmetic import (
     ridge_point,
 )
 from ..model.contention import Conditions, blas_threads_for, flat_timing
+from ..model.decode import bound_fraction
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import H100, Hardware
 from ..model.hierarchy import DRAM, MEASUREMENT_ERROR, ComputeRoof, Hierarchy, LevelRoof, OwnRoof
@@ -110,8 +111,10 @@ class ModelPoint:
     bound_tokens_per_s: float | None
 
     def fraction(self, tokens_per_s: float | None) -> float | None:
-        """The bound's time per step ÷ the measured one."""
-        return tokens_per_s / self.bound_tokens_per_s if tokens_per_s and self.bound_tokens_per_s else None
+        """The bound's time per step ÷ the measured one (each a batch ÷ its tokens/s)."""
+        if not tokens_per_s or not self.bound_tokens_per_s:
+            return None
+        return bound_fraction(1.0 / self.bound_tokens_per_s, 1.0 / tokens_per_s)
 
     def as_dict(self) -> dict[str, object]:
         return {
