@@ -145,7 +145,7 @@ class _Twin:
     :meth:`clock` reads ``time.perf_counter() / calls``: with asv's ``number = 1`` and ``timer = clock``,
     asv's samples are seconds per step, of warm calls with nothing between them. (asv-runner re-runs
     ``setup`` before every timed call when ``number > 1`` and the class has a setup, which would
-    time each step alone, after setup's own work; issue 13.)
+    time each step alone, after setup's own work.)
     """
 
     steps: dict[tuple, object] = {}
