@@ -14,7 +14,9 @@ import pytest
 
 from roofline.errors import BackendUnavailable, BadInput, KernelMismatch
 from roofline.measure import ceilings as ceilings_module
+from roofline.measure.step import DecodeMeasurement
 from roofline.model.arithmetic import attainable, crossover_batch, gemm_intensity
+from roofline.model.hardware import Hardware
 from roofline.suite import harness, params, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -186,3 +188,21 @@ def test_self_timed_steps_alone_are_measured_each_on_its_own(monkeypatch):
 
     got = step_module.measure_steps([SelfTimed(), SelfTimed()])
     assert [m.seconds for m in got] == [1e-5, 1e-5]
+
+
+def test_only_a_dram_step_beyond_the_dram_roof_is_warned_of():
+    """A cache-resident step beats the DRAM roof by design; a DRAM step that does was measured in a cache."""
+    hw = Hardware("box", {"fp32": 1e12}, 20e9)
+    n, b, seconds = 1024, 1, 1024 * 1024 * 4 / 80e9  # reads its weights at 80 GB/s: 4× the roof
+    points = {}
+    for regime in ("dram", "cache"):
+        m = DecodeMeasurement(
+            n, b, "fp32", regime, seconds, 2 * n * n * b / seconds / 1e9, 80.0, 0.01, seconds, 10, 1,
+            64 << 20, 8 << 20, bytes_per_param=4,
+        )  # fmt: skip
+        points[(regime, n, b)] = run.PointResult("ok", measurement=m)
+    run._judge(points, hw, (8 << 20, "measured"))
+    dram, cache = (points[(r, n, b)].warnings for r in ("dram", "cache"))
+    assert [w for w in dram if "bandwidth" in w and "4.00× the measured ceiling" in w], dram
+    assert not [w for w in cache if "measured ceiling" in w], cache
+    assert points[("dram", n, b)].fraction is not None and points[("cache", n, b)].fraction is None
