@@ -35,6 +35,11 @@ class RunConditions(Measured):
 
     track_sweep_n.unit = "n"
 
+    def track_gemm_n(self, run):
+        return suite.gemm_n(run)
+
+    track_gemm_n.unit = "n"
+
     def track_llc_bytes(self, run):
         return suite.llc_bytes(run)
 

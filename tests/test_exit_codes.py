@@ -94,7 +94,13 @@ def test_bad_input_is_one_line_and_2(capsys, argv):
 
 def test_bad_environment_variable_is_2(capsys, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    for name, value in (("ROOFLINE_N", "0"), ("ROOFLINE_BATCH", "-1"), ("ROOFLINE_LLC_BYTES", "lots")):
+    bad = (
+        ("ROOFLINE_N", "0"),
+        ("ROOFLINE_BATCH", "-1"),
+        ("ROOFLINE_LLC_BYTES", "lots"),
+        ("ROOFLINE_GEMM_N", "256,512"),
+    )
+    for name, value in bad:
         with monkeypatch.context() as m:
             m.setenv(name, value)
             code, _, err = run(capsys, ["preflight"])

@@ -23,3 +23,15 @@ def test_bad_env_names_the_variable(monkeypatch, bad):
     monkeypatch.setenv("ROOFLINE_BATCH", bad)
     with pytest.raises(BadInput, match="ROOFLINE_BATCH"):
         params.batches()
+
+
+@pytest.mark.parametrize("name, read", [("ROOFLINE_SWEEP_N", params.sweep_n), ("ROOFLINE_GEMM_N", params.gemm_n)])
+def test_a_one_size_variable_takes_one_size_or_its_default(monkeypatch, name, read):
+    monkeypatch.delenv(name, raising=False)
+    default = read()
+    monkeypatch.setenv(name, " 512")
+    assert read() == 512 != default
+    for bad in ("256,512", "0", "abc", ""):
+        monkeypatch.setenv(name, bad)
+        with pytest.raises(BadInput, match=name):
+            read()

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from roofline.errors import BackendUnavailable, BadInput, KernelMismatch
-from roofline.measure import ceilings as ceilings_module
 from roofline.measure.step import DecodeMeasurement
 from roofline.model.arithmetic import attainable, crossover_batch, gemm_intensity
 from roofline.model.hardware import Hardware
@@ -29,11 +28,8 @@ SMALL = {
     "ROOFLINE_CACHE_N": "256",
     "ROOFLINE_SWEEP_N": "256",
     "ROOFLINE_LLC_BYTES": "1M",
+    "ROOFLINE_GEMM_N": "256",
 }
-
-
-def small_ceilings(**kwargs):
-    return ceilings_module.measure_ceilings(gemm_n=256, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +38,6 @@ def measured(tmp_path_factory):
         for k, v in SMALL.items():
             mp.setenv(k, v)
         mp.setenv("ROOFLINE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-        mp.setattr(run, "measure_ceilings", small_ceilings)
         state = run.measure_run(GRID, sample_s=0.2)
         yield state
 
@@ -89,7 +84,8 @@ def test_the_run_records_its_conditions_and_sizes(measured):
     assert c.reference_drift is not None and c.reference_drift > 0
     if c.lost_share is not None:  # Linux
         assert 0.0 <= harness.quietness(measured) <= 1.0
-    assert harness.sweep_n(measured) == 256.0 and harness.llc_bytes(measured) == 2.0**20
+    assert harness.sweep_n(measured) == 256.0 and harness.gemm_n(measured) == 256.0
+    assert harness.llc_bytes(measured) == 2.0**20
     assert harness.blas_threads(measured) >= 1
     assert harness.observed_crossover(measured) > 0
 
@@ -206,3 +202,17 @@ def test_only_a_dram_step_beyond_the_dram_roof_is_warned_of():
     assert [w for w in dram if "bandwidth" in w and "4.00× the measured ceiling" in w], dram
     assert not [w for w in cache if "measured ceiling" in w], cache
     assert points[("dram", n, b)].fraction is not None and points[("cache", n, b)].fraction is None
+
+
+def test_the_gemm_ceilings_are_measured_at_roofline_gemm_n(monkeypatch):
+    seen = {}
+
+    def stop(**kwargs):
+        seen.update(kwargs)
+        raise BadInput("stopped after the call")
+
+    monkeypatch.setattr(run, "measure_ceilings", stop)
+    monkeypatch.setenv("ROOFLINE_GEMM_N", "512")
+    state = {"warnings": []}
+    run._ceilings(state, params.gemm_n())
+    assert seen == {"gemm_n": 512} and state["ceilings_failed"] == "stopped after the call"

@@ -224,6 +224,14 @@ def reference_drift(run: RunState | str) -> float:
     return tracked(run.conditions.reference_drift)
 
 
+def gemm_n(run: RunState | str) -> float:
+    """The matrix size of this run's GEMM ceiling for the suite's dtype (ROOFLINE_GEMM_N), recorded with the results."""
+    size = require(run).gemm_n
+    if size is None:
+        raise NotImplementedError("this run's state does not say its GEMM size")
+    return float(size)
+
+
 def sweep_n(run: RunState | str) -> float:
     """The matrix size of this run's crossover sweep (ROOFLINE_SWEEP_N), recorded with the results."""
     return float(require(run).sweep_n)

@@ -6,7 +6,8 @@ run; asv records the others as skipped (NaN), so a run at other sizes never empt
 
 ``ROOFLINE_N`` (default ``2048,8192``), ``ROOFLINE_BATCH`` (default ``1,8,64,512``) and
 ``ROOFLINE_CACHE_N`` (default ``1024,2048``, the cache-resident class), the backend and GPU classes'
-variables below, and ``ROOFLINE_SWEEP_N`` (default ``4096``, the crossover sweep, no asv parameter):
+variables below, ``ROOFLINE_SWEEP_N`` (default ``4096``, the crossover sweep) and ``ROOFLINE_GEMM_N``
+(default 4096 for float32 and 3072 for float64, the GEMM ceilings; neither is an asv parameter):
 comma-separated positive integers, each among the grid's values. Anything else is a BadInput naming
 the variable.
 """
@@ -73,12 +74,24 @@ def cache_sizes() -> tuple[int, ...]:
     return _from_env("ROOFLINE_CACHE_N", DEFAULT_CACHE_N, MAX_N)
 
 
+def _one_size(name: str) -> int | None:
+    """The one size variable ``name`` gives, None when unset; BadInput naming it on anything else."""
+    if os.environ.get(name) is None:
+        return None
+    values = positive_ints(os.environ[name], name, MAX_N)
+    if len(values) != 1:
+        raise BadInput(f"{name} takes one size, got {len(values)}")
+    return values[0]
+
+
 def sweep_n() -> int:
     """Matrix size of the crossover sweep."""
-    values = _from_env("ROOFLINE_SWEEP_N", (DEFAULT_SWEEP_N,), MAX_N)
-    if len(values) != 1:
-        raise BadInput(f"ROOFLINE_SWEEP_N takes one size, got {len(values)}")
-    return values[0]
+    return _one_size("ROOFLINE_SWEEP_N") or DEFAULT_SWEEP_N
+
+
+def gemm_n() -> int | None:
+    """Matrix size of the square-GEMM ceilings (``ROOFLINE_GEMM_N``); None: each dtype's default size."""
+    return _one_size("ROOFLINE_GEMM_N")
 
 
 # ---- backends and GPUs (see docs: "Backends and GPUs") -------------------------------------

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import BackendUnavailable, BadInput, KernelMismatch
 from ..host import blas_threads, cpu_count, llc_bytes
-from ..measure.ceilings import CEILING_KERNEL, measure_ceilings
+from ..measure.ceilings import CEILING_KERNEL, default_gemm_n, measure_ceilings
 from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.numpy_step import decode_step
 from ..measure.step import DecodeMeasurement, measure_steps
@@ -53,7 +53,8 @@ class RunState:
 
     ``bandwidth_gbps`` and ``peak_gflops`` are the figures the ceiling benchmarks record, and the only
     ones the derived figures use. ``chosen``: the variables' choices (the sizes this run used);
-    ``blas_threads``: the threads the BLAS ran on (the ``time_`` twins use as many).
+    ``blas_threads``: the threads the BLAS ran on (the ``time_`` twins use as many); ``gemm_n``: the size
+    of the suite dtype's GEMM ceiling (ROOFLINE_GEMM_N or its default; None in a state from before).
     """
 
     chosen: Mapping[str, tuple]
@@ -69,6 +70,7 @@ class RunState:
     crossover_failed: str = ""
     warnings: tuple[str, ...] = ()
     blas_threads: int | None = None
+    gemm_n: int | None = None
 
     @property
     def hardware(self) -> Hardware | None:
@@ -90,9 +92,9 @@ def roofs(bandwidth_gbps: Mapping[str, float], peak_gflops: Mapping[str, float])
     return Hardware(platform.node() or "this machine", peaks, roof * 1e9, source="measured in this run")
 
 
-def _ceilings(state: dict) -> None:
+def _ceilings(state: dict, gemm_n: int | None) -> None:
     try:
-        c = measure_ceilings()
+        c = measure_ceilings(gemm_n=gemm_n)
     except (KernelMismatch, BadInput) as exc:
         state["ceilings_failed"] = str(exc)
         return
@@ -157,20 +159,21 @@ def measure_run(grid: Mapping[str, Sequence[object]], sample_s: float = 1.5) -> 
     leave (:func:`~roofline.model.contention.blas_threads_for`) and the run says so: it is flagged.
     """
     chosen = params.chosen(grid)
-    sweep_n = params.sweep_n()
+    sweep_n, gemm_n = params.sweep_n(), params.gemm_n()
     llc = llc_bytes()
     before = sample_cpu(sample_s)
     cores = blas_threads() or cpu_count()
     threads = blas_threads_for(cores, before.run_queue)
     with blas_limit(threads if threads < cores else None):
-        state = _measure(chosen, grid, sweep_n, llc, Watch(replace(before, blas_threads=threads, cores=cores)))
-    return RunState(chosen, llc[0], llc[1], sweep_n, blas_threads=threads, **state)
+        state = _measure(chosen, grid, sweep_n, gemm_n, llc, Watch(replace(before, blas_threads=threads, cores=cores)))
+    gemm_n = gemm_n or default_gemm_n(SUITE.numpy)
+    return RunState(chosen, llc[0], llc[1], sweep_n, blas_threads=threads, gemm_n=gemm_n, **state)
 
 
-def _measure(chosen, grid, sweep_n: int, llc: tuple[int, str], watch: Watch) -> dict:
+def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str], watch: Watch) -> dict:
     watch.start()
     state: dict = {"warnings": []}
-    _ceilings(state)
+    _ceilings(state, gemm_n)
     points = _points(chosen, grid)
     _judge(points, roofs(state.get("bandwidth_gbps", {}), state.get("peak_gflops", {})), llc)
     state["points"] = points
