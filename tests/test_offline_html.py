@@ -20,7 +20,7 @@ import asv
 import pytest
 
 from roofline.cli import main
-from roofline.errors import BadInput
+from roofline.errors import BadInput, Interrupted
 from roofline.suite import offline_html as oh
 from roofline.suite.harness import tracked
 
@@ -226,3 +226,34 @@ def test_every_throughput_and_latency_track_says_which_way_is_better():
     assert inventory["decode.DecodeCacheResident.track_gflops"]["pretty_name"].startswith("DecodeCacheResident.")
     conditions = [b for name, b in inventory.items() if name.startswith("conditions.")]
     assert conditions and all("pretty_name" not in b for b in conditions)
+
+
+def test_a_ctrl_c_while_a_request_is_handed_to_its_thread_stops_the_server(tmp_path, monkeypatch):
+    """Under load, Ctrl-C can land in the main thread inside Thread.start() of a request: socketserver
+    reports an Exception there as a failed request and serves on; Interrupted must stop it instead."""
+    server = oh.local_server(published(tmp_path), 0)
+    port = server.server_address[1]
+
+    def ctrl_c_here(request, client_address):  # where the signal handler raised, as seen under load
+        raise Interrupted(signal.SIGINT)
+
+    monkeypatch.setattr(server, "process_request", ctrl_c_here)
+    client = threading.Thread(target=lambda: _get_quietly(f"http://127.0.0.1:{port}/index.html"), daemon=True)
+    client.start()
+    serving_on = threading.Timer(30, server.shutdown)  # where it serves on, the test fails instead of hanging
+    serving_on.start()
+    try:
+        with pytest.raises(Interrupted):
+            server.serve_forever(poll_interval=0.05)
+    finally:
+        serving_on.cancel()
+        server.server_close()
+    client.join(timeout=30)
+    assert not client.is_alive()  # its connection was closed, not left hanging
+
+
+def _get_quietly(url: str) -> None:
+    try:
+        get(url)
+    except OSError:
+        pass

@@ -25,11 +25,12 @@ import math
 import os
 import re
 import shutil
+import sys
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import BadInput
+from ..errors import BadInput, Interrupted
 from ..files import atomic_write
 
 #: Where the libraries live in this package, and where :func:`make_offline` puts them in the HTML folder.
@@ -302,7 +303,23 @@ def make_handler(html: Path) -> type[http.server.SimpleHTTPRequestHandler]:
     return Handler
 
 
-def local_server(html: Path, port: int) -> http.server.ThreadingHTTPServer:
+class LoopbackServer(http.server.ThreadingHTTPServer):
+    """asv's HTML over HTTP, one thread per request; a Ctrl-C always stops it.
+
+    socketserver reports any ``Exception`` raised while a request is handed to its thread and serves
+    on. Ctrl-C raises :class:`~roofline.errors.Interrupted` in the main thread (roofline.interrupt),
+    and under load it can land just there, inside ``Thread.start()``: it must stop the server, not be
+    reported as a failed request.
+    """
+
+    def handle_error(self, request, client_address) -> None:
+        if isinstance(sys.exc_info()[1], Interrupted):
+            self.shutdown_request(request)
+            raise
+        super().handle_error(request, client_address)
+
+
+def local_server(html: Path, port: int) -> LoopbackServer:
     """A server for ``html`` on 127.0.0.1 only (asv 0.6.6's ``preview`` listens on every interface).
 
     ``port`` 0 picks a free one (``server.server_address[1]``). BadInput when ``html`` holds no
@@ -315,6 +332,6 @@ def local_server(html: Path, port: int) -> http.server.ThreadingHTTPServer:
     if problems:
         raise BadInput(f"cannot serve the HTML offline: {problems[0]}")
     try:
-        return http.server.ThreadingHTTPServer(("127.0.0.1", port), make_handler(html))
+        return LoopbackServer(("127.0.0.1", port), make_handler(html))
     except OSError as exc:
         raise BadInput(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc} (pick another --port)") from None
