@@ -8,13 +8,19 @@ importing it, to check the variables and to run only the chosen combinations.
 
 **The package under test** may be any commit's: asv builds the commit but takes benchmarks/ from
 the working tree. Its modules are imported guarded (numpy's and scipy's way): a module or function
-the commit lacks raises ``NotImplementedError`` where a benchmark reaches for it, and asv records
-the benchmark as skipped, never failed. So every commit of the history can be benchmarked.
+the commit lacks raises asv-runner's ``SkipNotImplemented`` (a ``NotImplementedError``) where a
+benchmark reaches for it, in ``setup`` or in the benchmark's own body, and asv records the benchmark
+as skipped, never failed. So every commit of the history can be benchmarked.
 """
 
 import importlib
 import time
 import types
+
+try:  # asv skips a benchmark whose body raises this; a plain NotImplementedError only in setup
+    from asv_runner.benchmarks.mark import SkipNotImplemented as Absent
+except ImportError:  # asv-runner < 0.2
+    Absent = NotImplementedError
 
 try:
     from roofline.units import better
@@ -36,7 +42,7 @@ GRID = {
 
 
 class _Guarded:
-    """A module of the package under test, or its absence: what this commit lacks raises NotImplementedError."""
+    """A module of the package under test, or its absence: what this commit lacks raises :data:`Absent`."""
 
     def __init__(self, name):
         self._name = name
@@ -47,11 +53,11 @@ class _Guarded:
 
     def __getattr__(self, attr):
         if self._module is None:
-            raise NotImplementedError(self._why)
+            raise Absent(self._why)
         try:
             return getattr(self._module, attr)
         except AttributeError:
-            raise NotImplementedError(f"roofline at this commit has no {self._name}.{attr}") from None
+            raise Absent(f"roofline at this commit has no {self._name}.{attr}") from None
 
 
 #: What the benchmarks call (roofline.suite.harness), guarded.
