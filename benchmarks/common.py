@@ -77,8 +77,8 @@ class Benchmark:
     """asv's settings for the suite.
 
     A generous timeout (the DRAM pools are large). The ``time_`` twins take 10 to 20 samples
-    within 10 s after a short warm-up, each of as many back-to-back steps as the run's own
-    measurement of the same step timed per sample (:meth:`steps_back_to_back`); ``track_``
+    within 10 s after a short warm-up, each of back-to-back steps lasting ≥ 0.1 s and no fewer than
+    the run's own measurement timed per sample (:meth:`steps_back_to_back`); ``track_``
     benchmarks read the run's measurement and ignore these.
     """
 

@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -146,3 +147,38 @@ def test_the_report_is_frozen_and_one_recorded_crossover_stands_in_for_a_sweep()
     with pytest.raises(AttributeError):
         r.source = "elsewhere"
     assert r.as_dict()["crossover"]["observed_batch"] == 21.0 and "sweep" not in r.as_dict()["crossover"]
+
+
+def test_asv_time_twins_are_set_beside_their_tracks_and_a_gap_over_ten_percent_is_warned_of():
+    """Issue 13: the twin and the run's own measurement time the same step; the report shows twin ÷ track."""
+    agree = replace(point(2048, 1, 1e-3), twin_seconds=1.05e-3)
+    apart = replace(point(2048, 64, 3e-3), twin_seconds=3.6e-3)
+    fast = replace(point(1024, 1, 1e-4, "cache", pool=4 * 2**20), twin_seconds=0.85e-4)
+    r = build_report(FACTS, ROOFS, decode=(agree, apart), cache_resident=(fast,))
+    twins = [w for w in r.warnings if "time_ twin" in w]
+    assert len(twins) == 2, r.warnings
+    assert twins[0].startswith("n=2048 batch=64 (DRAM): asv's time_ twin read 3600.0 µs per step, 1.20×")
+    assert twins[1].startswith("n=1024 batch=1 (cache-resident): asv's time_ twin read 85.0 µs per step, 0.85×")
+    text = render_text(r)
+    assert "twin×" in text and " 1.05 " in text and " 1.20 " in text and " 0.85 " in text
+    rows = r.as_dict()
+    assert [p["twin_seconds"] for p in rows["decode"]] == [1.05e-3, 3.6e-3]
+    live = sample_report()  # measured live: no twin, no column
+    assert "twin×" not in render_text(live) and all(p["twin_seconds"] is None for p in live.as_dict()["decode"])
+
+
+def test_the_report_from_results_reads_each_points_time_twin(tmp_path):
+    from roofline.report.from_results import report_from_results
+
+    from . import asv_fixtures as fx
+
+    fx.write_benchmarks(tmp_path)
+    fx.write_machine(tmp_path, "box")
+    # n=256: 10 GFLOP/s at batch 1 is 13.1 µs a step; 50 GFLOP/s at batch 8 is 21.0 µs
+    fx.write_run(tmp_path, "box", "c" * 40, fx.full_values(gflops=(10.0, 50.0), seconds=(13.5e-6, float("nan"))))
+    rep = report_from_results(tmp_path)
+    (one, eight) = rep.decode
+    assert one.twin_seconds == 13.5e-6 and one.twin_ratio == pytest.approx(13.5e-6 / (2 * 256 * 256 / 10e9))
+    assert eight.twin_seconds is None and eight.twin_ratio is None  # skipped twin (NaN): no ratio, no warning
+    assert not [w for w in rep.warnings if "time_ twin" in w]
+    assert "  1.03  " in render_text(rep)

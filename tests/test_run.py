@@ -103,7 +103,19 @@ def test_the_time_twin_builds_the_same_step_on_its_first_call(measured, monkeypa
     out = twin()
     assert out.shape == (256, 8)
     assert harness.decode_twin(point).steps[point.key] is twin.steps[point.key]  # built once per process
-    assert twin.calls == point.calls_per_sample >= 1
+    # back to back for ≥ 0.1 s a sample (a neighbour's scheduler slices average out), never fewer than the
+    # measurement's own samples ran
+    assert twin.calls == harness.twin_calls(point) >= point.calls_per_sample >= 1
+    assert twin.calls * point.seconds >= harness.TWIN_SAMPLE_SECONDS
+
+
+def test_a_twin_sample_lasts_a_tenth_of_a_second_or_the_measurements_own_sample():
+    def twin_of(seconds, calls):
+        return harness.twin_calls(harness.Point(("dram", 256, 1), seconds, 1.0, 1.0, calls))
+
+    assert twin_of(1e-5, 500) == 10_000  # 5 ms samples of 10 µs steps: 0.1 s of them
+    assert twin_of(1e-5, 20_000) == 20_000  # the measurement's samples were longer
+    assert twin_of(0.3, 1) == 1  # one step lasts longer than 0.1 s
 
 
 def test_one_call_of_a_time_twin_is_its_steps_back_to_back_and_its_clock_counts_per_step(monkeypatch):

@@ -15,6 +15,9 @@ NOISY_PASSES = 1.15
 #: A measured figure this far above the machine's own ceiling measured something else.
 ABOVE_CEILING = 1.15
 
+#: asv's ``time_`` twin of a decode step and the run's own per-call time agree within this share.
+TWIN_AGREEMENT = 0.10
+
 
 def working_set_fits_llc(working_bytes: float, llc: float, label: str) -> list[str]:
     """Warn when a figure presented as DRAM-bound has a working set that fits in the LLC."""
@@ -66,5 +69,21 @@ def above_ceiling(value: float, ceiling: float, label: str, unit: str) -> list[s
         return [
             f"{label}: {value:.1f} {unit} is {value / ceiling:.2f}× the measured ceiling of {ceiling:.1f} {unit}: "
             "it measured a cache, or the timing is wrong"
+        ]
+    return []
+
+
+def twin_disagrees(twin_seconds: float, track_seconds: float, label: str) -> list[str]:
+    """Warn when asv's ``time_`` twin of a step and the run's measurement of it differ by over 10 %.
+
+    Both time the same step back to back, in separate processes minutes apart: a gap means the
+    machine moved between them (or the twin timed something else), so read twins against twins.
+    """
+    ratio = twin_seconds / track_seconds if track_seconds > 0 else float("inf")
+    if abs(ratio - 1.0) > TWIN_AGREEMENT:
+        return [
+            f"{label}: asv's time_ twin read {1e6 * twin_seconds:.1f} µs per step, {ratio:.2f}× this run's "
+            f"{1e6 * track_seconds:.1f} µs (beyond ±{TWIN_AGREEMENT:.0%}; separate processes at different moments: "
+            "compare twins with twins)"
         ]
     return []

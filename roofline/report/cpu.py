@@ -69,7 +69,10 @@ def lab_section(hw: Hardware = H100, dtype: str = "bf16", bytes_per_param: float
 
 @dataclass(frozen=True)
 class Point:
-    """One decode step (n, batch) as measured live or recorded by asv; None where nothing was recorded."""
+    """One decode step (n, batch) as measured live or recorded by asv; None where nothing was recorded.
+
+    ``twin_seconds``: what asv's ``time_`` twin of the step recorded, seconds per step (results only).
+    """
 
     n: int
     batch: int
@@ -81,10 +84,16 @@ class Point:
     spread: float | None = None
     single_call_seconds: float | None = None
     pool_bytes: int | None = None
+    twin_seconds: float | None = None
 
     @classmethod
     def of(cls, m: DecodeMeasurement) -> Point:
-        return cls(**{f.name: getattr(m, f.name) for f in fields(cls)})
+        return cls(**{f.name: getattr(m, f.name) for f in fields(cls) if f.name != "twin_seconds"})
+
+    @property
+    def twin_ratio(self) -> float | None:
+        """asv's ``time_`` twin ÷ the measurement's time per step (None without both)."""
+        return self.twin_seconds / self.seconds if self.twin_seconds and self.seconds else None
 
     @property
     def intensity(self) -> float:
@@ -355,6 +364,10 @@ def guard_warnings(report: Report) -> list[str]:
             warnings += guards.above_ceiling(float(p.gflops), hw.peak(peak) / 1e9, f"{label} FLOP rate", "GFLOP/s")
     for title, points in (("DRAM", report.decode), ("cache-resident", report.cache_resident)):
         for p in points:
+            if p.twin_seconds and p.seconds:
+                warnings += guards.twin_disagrees(
+                    float(p.twin_seconds), float(p.seconds), f"n={p.n} batch={p.batch} ({title})"
+                )
             own = report.row(p).own
             if own is not None and own.error:
                 warnings.append(
@@ -460,7 +473,10 @@ def render_text(report: Report) -> str:
     for title, points in (("decode, weights from DRAM", report.decode), ("cache-resident", report.cache_resident)):
         if not points:
             continue
-        header = f"  {'n':>6} {'batch':>5} {'GFLOP/s':>9} {'GB/s':>7} {'FLOP/B':>7} {'roof%':>6}  {'roof':<10} bound"
+        twins = any(p.twin_ratio for p in points)  # asv's time_ twin ÷ this time per step, from results
+        header = f"  {'n':>6} {'batch':>5} {'GFLOP/s':>9} {'GB/s':>7} {'FLOP/B':>7} {'roof%':>6}"
+        header += f" {'twin×':>6}" if twins else ""
+        header += f"  {'roof':<10} bound"
         out += ["", f"{title}:", header]
         unroofed: list[str] = []
         for r in map(report.row, points):
@@ -475,8 +491,9 @@ def render_text(report: Report) -> str:
             )
             out.append(
                 f"  {p.n:>6} {p.batch:>5} {_fmt(p.gflops, '9.1f'):>9} {_fmt(p.gbps, '7.1f'):>7} "
-                f"{p.intensity:7.1f} {_fmt(None if frac is None else 100 * frac, '6.0f'):>6}  "
-                f"{'roof: ' + own.level if own else '':<10} {(own.bound if own else None) or ''}{flag}".rstrip()
+                f"{p.intensity:7.1f} {_fmt(None if frac is None else 100 * frac, '6.0f'):>6}"
+                + (f" {_fmt(p.twin_ratio, '6.2f'):>6}" if twins else "")
+                + f"  {'roof: ' + own.level if own else '':<10} {(own.bound if own else None) or ''}{flag}".rstrip()
             )
         if unroofed:
             out.append(f"  roof% n/a under {', '.join(unroofed)}: no bandwidth roof measured for that level here")

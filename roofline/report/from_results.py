@@ -53,10 +53,11 @@ def _decode_points(run: Run, cls: str, regime: str) -> tuple[Point, ...]:
         if not isinstance(n, int) or not isinstance(batch, int):
             continue
         gbps = run.value(f"{cls}.track_bandwidth", n=n, batch=batch)
-        if gflops is None and gbps is None and run.value(f"{cls}.time_decode_step", n=n, batch=batch) is None:
+        twin = run.value(f"{cls}.time_decode_step", n=n, batch=batch)
+        if gflops is None and gbps is None and twin is None:
             continue  # no figure at all: a combination of the fixed grid this run did not choose
         seconds = 2.0 * n * n * batch / (gflops * 1e9) if gflops else None
-        points.append(Point(n, batch, regime, seconds, gflops, gbps))
+        points.append(Point(n, batch, regime, seconds, gflops, gbps, twin_seconds=twin))
     return tuple(points)
 
 

@@ -137,11 +137,26 @@ def roofline_fraction(point: Point) -> float:
     return point.fraction
 
 
+#: Each asv sample of a ``time_`` twin runs its steps back to back for at least this long. Beside a
+#: busy neighbour the scheduler moves a process between a core of its own and a shared one every
+#: few tens of ms; a 5 ms sample falls wholly in one or the other, so a twin's median could read
+#: either speed. Measured on 2 cores beside two busy loops, a step doing twice the work read
+#: 1.41–4.32× in 5 ms samples and 1.63–2.21× in 0.1 s samples (quiet: 1.92–2.44× and 1.92–1.98×).
+TWIN_SAMPLE_SECONDS = 0.1
+
+
+def twin_calls(point: Point) -> int:
+    """Steps per asv sample of the point's twin: as many as each sample of its measurement, and
+    enough to last :data:`TWIN_SAMPLE_SECONDS` at the measured time per step."""
+    enough = math.ceil(TWIN_SAMPLE_SECONDS / point.seconds) if point.seconds > 0 else 1
+    return max(1, point.calls_per_sample, enough)
+
+
 class _Twin:
     """The measured point's step for asv's ``time_`` twin: built (and validated) on its first call,
     with the BLAS on as many threads as the run's measurement had.
 
-    One call runs ``calls`` steps back to back, as each sample of the run's own measurement did, and
+    One call runs ``calls`` steps back to back (:func:`twin_calls`), and
     :meth:`clock` reads ``time.perf_counter() / calls``: with asv's ``number = 1`` and ``timer = clock``,
     asv's samples are seconds per step, of warm calls with nothing between them. (asv-runner re-runs
     ``setup`` before every timed call when ``number > 1`` and the class has a setup, which would
@@ -171,9 +186,7 @@ class _Twin:
 def decode_twin(point: Point) -> _Twin:
     """The same decode step the point measured, for asv to time back to back (asv's own samples)."""
     regime, n, batch = point.key
-    return _Twin(
-        point.key, lambda: decode_step(n, batch, SUITE.numpy, regime), point.blas_threads, point.calls_per_sample
-    )
+    return _Twin(point.key, lambda: decode_step(n, batch, SUITE.numpy, regime), point.blas_threads, twin_calls(point))
 
 
 def bandwidth_gbps(run: RunState | str, kind: str) -> float:
@@ -298,7 +311,7 @@ def backend_point(grid: Mapping[tuple, PointResult] | str, backend: str, dtype: 
 def backend_twin(point: Point) -> _Twin:
     """The same step the combination measured, for asv to time back to back."""
     backend, dtype, n, batch = point.key
-    return _Twin(point.key, lambda: build_step(backend, dtype, n, batch), None, point.calls_per_sample)
+    return _Twin(point.key, lambda: build_step(backend, dtype, n, batch), None, twin_calls(point))
 
 
 def cuda_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, dict[str, object]]:
