@@ -10,8 +10,9 @@
 #    before measuring, again with --allow-busy; the table gives cache n=1024 b=1, DRAM n=2048 b=1 and
 #    b=64 (GFLOP/s), the exit status and the report's first line.
 # 2. When quiet: RUNS (5) back-to-back `roofline bench` runs, the native triad (tools/stream_triad.c)
-#    and likwid-bench (when installed) measured alternately between them; max/min of every decode
-#    figure and every ceiling, and of the referees.
+#    and likwid-bench (when installed: its triad, and its load kernel inside each memory level, the
+#    level roofs' referee) measured alternately between them; max/min of every decode figure and
+#    every ceiling, and of the referees.
 #
 # Sizes: ROOFLINE_N=2048 ROOFLINE_CACHE_N=1024 ROOFLINE_BATCH=1,64 unless set. Runs from the
 # repository root with the project's venv (.venv, `make bench` makes it). At these sizes on a 2-core
@@ -98,6 +99,18 @@ for i in $(seq 1 "$RUNS"); do
         mb=$((12 * LLC / 1048576))
         likwid-bench -t triad_avx -W "N:${mb}MB:$(nproc)" 2>/dev/null | awk '/MByte\/s/ {print "likwid triad " $2 / 1000}' \
             >>"$OUT/referees.txt" || true
+        # likwid-bench's load kernel at one working set inside each level (the suite's level roofs'
+        # referee): a first pass sizes the iterations, the second (about 0.25 s a level) is recorded
+        "$BIN/python" - >>"$OUT/referees.txt" <<'PY' || true
+from roofline.host import cache_topology, cpu_count
+from roofline.measure import levels, likwid
+
+where = likwid.referee_sizes(levels.capacities(cache_topology()))
+first = likwid.referee_levels(where, cpu_count(), {})
+again = likwid.referee_levels(where, cpu_count(), {level: r.rate for level, r in first.items()})
+for level, r in again.items():
+    print(f"likwid-load {level} {r.rate}")
+PY
     fi
     bench "quiet$i" --allow-busy  # a run found busy is still recorded, and its summary line says so
 done
@@ -170,6 +183,8 @@ for line in (out / "referees.txt").read_text().splitlines():
         ref.setdefault("native triad", []).append(float(parts[4]))
     elif parts[0] == "likwid":
         ref.setdefault("likwid triad", []).append(float(parts[2]))
+    elif parts[0] == "likwid-load":
+        ref.setdefault(f"likwid load {parts[1]}", []).append(float(parts[2]))
 lines += ["", "## Referees, measured alternately (GB/s, max/min)", ""]
 lines += [f"{k}: {', '.join(f'{v:.1f}' for v in vs)}  max/min {max(vs) / min(vs):.3f}" for k, vs in ref.items()]
 (out / "summary.md").write_text("\n".join(lines) + "\n")
