@@ -41,6 +41,30 @@ def test_torch_cpu_end_to_end(dtype, batch):
     assert m.gbps == pytest.approx(step.bytes_moved / m.seconds / 1e9)
 
 
+def test_torch_cpu_steps_are_timed_like_numpy_steps_and_together(monkeypatch):
+    """On the CPU, torch's fp32 and bf16 steps take the numpy steps' host samples (≥ MIN_SAMPLE_S each,
+    ≥ MIN_TOTAL_S in all), interleaved; they never time themselves in short samples, one after the other."""
+    from roofline.measure import step as step_module
+
+    def self_timed(*args, **kwargs):
+        raise AssertionError("a torch CPU step timed itself")
+
+    seen = []
+
+    def interleaved(fns, repeats, warmup, **kwargs):
+        seen.append((list(fns), kwargs))
+        return real(fns, repeats, warmup, **kwargs)
+
+    real = step_module.time_interleaved
+    monkeypatch.setattr(type(backends.build_step("torch-cpu", "fp32", 64, 1)), "time", self_timed)
+    monkeypatch.setattr(step_module, "time_interleaved", interleaved)
+    steps = [backends.build_step("torch-cpu", dtype, 64, 1) for dtype in ("fp32", "bf16")]
+    got = step_module.measure_steps(steps)
+    assert [m.dtype for m in got] == ["fp32", "bf16"] and all(m.timer == "host" for m in got)
+    assert [fns for fns, _ in seen] == [steps]
+    assert seen[0][1] == {"min_sample_s": step_module.MIN_SAMPLE_S, "min_total_s": step_module.MIN_TOTAL_S}
+
+
 def test_bytes_and_flops_of_one_call():
     step = torch_decode_step(128, 4, "bf16", "cpu")
     assert step.flops == 2 * 128 * 128 * 4

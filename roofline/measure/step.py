@@ -46,28 +46,32 @@ MIN_SAMPLE_S = 0.02
 MIN_TOTAL_S = 0.25
 
 
+def host_timed(step: DecodeStep) -> bool:
+    """Timed here on the host clock: numpy steps, and torch steps on the CPU (``step.host_timed``)."""
+    return bool(getattr(step, "host_timed", not hasattr(step, "time")))
+
+
 def measure_step(step: DecodeStep, repeats: int = 7, warmup: int = 2) -> DecodeMeasurement:
     """Time an already validated step (see :func:`roofline.measure.numpy_step.decode_step`).
 
-    A step with a ``time`` method (the torch steps) times itself: host clock on CPU, a CUDA
-    graph or events on a GPU; any other is timed here on the host clock.
+    Host-timed steps (:func:`host_timed`) are timed here: samples of at least MIN_SAMPLE_S adding
+    up to at least MIN_TOTAL_S. A step on a device times itself (a CUDA graph or events).
     """
-    timer = "host"
-    if hasattr(step, "time"):
+    if not host_timed(step):
         t, timer = step.time(repeats=repeats, warmup=warmup)
-    else:
-        t = time_calls(step, repeats=repeats, warmup=warmup, min_sample_s=MIN_SAMPLE_S, min_total_s=MIN_TOTAL_S)
-    return measurement(step, t, timer)
+        return measurement(step, t, timer)
+    t = time_calls(step, repeats=repeats, warmup=warmup, min_sample_s=MIN_SAMPLE_S, min_total_s=MIN_TOTAL_S)
+    return measurement(step, t, "host")
 
 
 def measure_steps(steps: Sequence[DecodeStep], repeats: int = 7, warmup: int = 2) -> list[DecodeMeasurement]:
     """Time host-timed steps together, their samples interleaved (:func:`~.timing.time_interleaved`).
 
     Whatever the machine does meanwhile lands on every step alike, so their ratios (batch 64 ÷
-    batch 1, DRAM ÷ cache) hold better than those of steps timed one after another. Steps that
-    time themselves (torch) are timed alone.
+    batch 1, DRAM ÷ cache) hold better than those of steps timed one after another. Steps on a
+    device time themselves, alone.
     """
-    host = [s for s in steps if not hasattr(s, "time")]
+    host = [s for s in steps if host_timed(s)]
     timings = (
         time_interleaved(host, repeats, warmup, min_sample_s=MIN_SAMPLE_S, min_total_s=MIN_TOTAL_S) if host else []
     )

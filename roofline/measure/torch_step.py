@@ -104,6 +104,11 @@ class TorchDecodeStep:
         return int(self.pool.numel() * self.pool.element_size())
 
     @property
+    def host_timed(self) -> bool:
+        """On the CPU with no device clock: timed on the host clock like a numpy step (and with it)."""
+        return self.device == "cpu" and self.clock is None
+
+    @property
     def threads(self) -> int | None:
         """torch's intra-op threads on CPU; None on CUDA."""
         return int(import_torch().get_num_threads()) if self.device == "cpu" else None
