@@ -232,3 +232,61 @@ def test_the_gemm_ceilings_are_measured_at_roofline_gemm_n(monkeypatch):
     state = {"warnings": []}
     run._ceilings(state, params.gemm_n())
     assert seen == {"gemm_n": 512} and state["ceilings_failed"] == "stopped after the call"
+
+
+def test_a_slow_round_moves_no_pooled_median():
+    from roofline.measure.timing import Timing, pooled
+
+    rounds = [Timing((1.0,) * 7, 3, 1.1), Timing((3.0,) * 7, 5, 3.0), Timing((1.02,) * 7, 4, 1.0)]
+    t = pooled(rounds)
+    assert len(t.per_call) == 21 and (t.number, t.single_call) == (3, 1.1)
+    assert t.median == 1.02  # the slow round's seven samples sit above the median of twenty-one
+    assert t.spread > 1.0  # and the spread says the moments differed
+    with pytest.raises(BadInput):
+        pooled([])
+
+
+def test_step_rounds_pool_every_round_and_refuse_none(monkeypatch):
+    from roofline.measure import step as step_module
+    from roofline.measure.timing import Timing
+
+    class Host:
+        n, batch, dtype, regime, itemsize, pool_bytes, llc_bytes = 64, 1, "float32", "dram", 4, 0, 0
+        flops, bytes_moved = 2.0 * 64 * 64, 4.0 * 64 * 66
+
+    seconds = iter([1e-5, 9e-5, 1e-5])  # the second round ran at a slow moment
+
+    def interleaved(fns, repeats, warmup, **kwargs):
+        s = next(seconds)
+        return [Timing((s,) * repeats, 2, s) for _ in fns]
+
+    monkeypatch.setattr(step_module, "time_interleaved", interleaved)
+    rounds = step_module.StepRounds([Host(), Host()], repeats=5)
+    with pytest.raises(BadInput, match="no round"):
+        rounds.measurements()
+    for _ in range(3):
+        rounds.time()
+    got = rounds.measurements()
+    assert rounds.rounds == 3 and [m.samples for m in got] == [15, 15]
+    assert [m.seconds for m in got] == [1e-5, 1e-5] and all(m.calls_per_sample == 2 for m in got)
+
+
+def test_the_decode_rounds_are_spread_over_the_run(monkeypatch):
+    """Before the ceilings, between them and the crossover sweep, after it: each point's samples
+    come from three moments of the run, not from one."""
+    events = []
+    monkeypatch.setattr(run.StepRounds, "time", lambda self: events.append(f"round {len(self.steps)} steps"))
+    monkeypatch.setattr(run.StepRounds, "measurements", lambda self: [])
+    monkeypatch.setattr(run, "_ceilings", lambda state, gemm_n: events.append("ceilings"))
+    monkeypatch.setattr(run, "sweep", lambda *a: events.append("sweep") or (_ for _ in ()).throw(BadInput("x")))
+    monkeypatch.setattr(run, "_steps", lambda chosen, grid: ({}, {}))
+
+    class Watch:
+        def start(self):
+            events.append("start")
+
+        def stop(self, flat):
+            events.append("stop")
+
+    run._measure({}, {}, 256, None, (1 << 20, "test"), Watch())
+    assert events == ["start", "round 0 steps", "ceilings", "round 0 steps", "sweep", "round 0 steps", "stop"]

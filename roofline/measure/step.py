@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from ..errors import BadInput
 from .numpy_step import DecodeStep
-from .timing import Timing, time_calls, time_interleaved
+from .timing import Timing, pooled, time_calls, time_interleaved
 
 
 @dataclass(frozen=True)
@@ -69,14 +70,54 @@ def measure_steps(steps: Sequence[DecodeStep], repeats: int = 7, warmup: int = 2
 
     Whatever the machine does meanwhile lands on every step alike, so their ratios (batch 64 ÷
     batch 1, DRAM ÷ cache) hold better than those of steps timed one after another. Steps on a
-    device time themselves, alone.
+    device time themselves, alone. One round of :class:`StepRounds`.
     """
-    host = [s for s in steps if host_timed(s)]
-    timings = (
-        time_interleaved(host, repeats, warmup, min_sample_s=MIN_SAMPLE_S, min_total_s=MIN_TOTAL_S) if host else []
-    )
-    by_step = {id(s): measurement(s, t, "host") for s, t in zip(host, timings, strict=True)}
-    return [by_step[id(s)] if id(s) in by_step else measure_step(s, repeats, warmup) for s in steps]
+    rounds = StepRounds(steps, repeats, warmup)
+    rounds.time()
+    return rounds.measurements()
+
+
+class StepRounds:
+    """Steps timed together at several moments (one :meth:`time` per moment, other work between).
+
+    Each step's figures come from the samples of every round (:func:`~.timing.pooled`): a slow
+    moment of the machine, a few seconds long, moves one round's samples but not the median of all.
+    """
+
+    def __init__(self, steps: Sequence[DecodeStep], repeats: int = 7, warmup: int = 2):
+        self.steps = list(steps)
+        self.repeats, self.warmup = repeats, warmup
+        self.timings: list[list[Timing]] = [[] for _ in self.steps]
+        self.timers = ["host"] * len(self.steps)
+
+    @property
+    def rounds(self) -> int:
+        return min((len(t) for t in self.timings), default=0)
+
+    def time(self) -> None:
+        """One round: the host-timed steps interleaved, then each device step on its own."""
+        host = [i for i, s in enumerate(self.steps) if host_timed(s)]
+        if host:
+            got = time_interleaved(
+                [self.steps[i] for i in host],
+                self.repeats,
+                self.warmup,
+                min_sample_s=MIN_SAMPLE_S,
+                min_total_s=MIN_TOTAL_S,
+            )
+            for i, t in zip(host, got, strict=True):
+                self.timings[i].append(t)
+        for i, s in enumerate(self.steps):
+            if i not in host:
+                t, self.timers[i] = s.time(repeats=self.repeats, warmup=self.warmup)
+                self.timings[i].append(t)
+
+    def measurements(self) -> list[DecodeMeasurement]:
+        """Each step's figures from all its rounds' samples; BadInput before the first round."""
+        if self.steps and not self.rounds:
+            raise BadInput("no round of the steps was timed")
+        rows = zip(self.steps, self.timings, self.timers, strict=True)
+        return [measurement(s, pooled(t), timer) for s, t, timer in rows]
 
 
 def measurement(step: DecodeStep, t: Timing, timer: str = "host") -> DecodeMeasurement:

@@ -130,3 +130,11 @@ def time_calls(
     One kernel of :func:`time_interleaved`; ``single_call`` is one call timed on its own.
     """
     return time_interleaved([fn], repeats, warmup, min_sample_s, sync, clock, min_total_s, max_repeats)[0]
+
+
+def pooled(timings: Sequence[Timing]) -> Timing:
+    """The timings of one kernel at several moments as one: every sample, the first one's calls per
+    sample and single call (the median and spread then span all the moments)."""
+    if not timings:
+        raise BadInput("no timing to pool")
+    return Timing(tuple(x for t in timings for x in t.per_call), timings[0].number, timings[0].single_call)

@@ -1,11 +1,12 @@
 """One asv run's measurement, made once: what the suite's ``setup_cache`` returns to every benchmark.
 
 :func:`measure_run` samples the machine before measuring (:func:`~roofline.measure.contention.sample_cpu`),
-times a reference kernel, measures the ceilings **once**, every chosen decode point **once** (DRAM and
-cache-resident together, their samples interleaved) and the crossover sweep, then times the reference
-again. Every benchmark of the run reads this one :class:`RunState`: a point's GFLOP/s, GB/s, time per
-call and roofline fraction come from the same timing, and every derived figure (fraction, ridge,
-predicted crossover) from the same ceilings: the figures the ceiling benchmarks record.
+times a reference kernel, measures the ceilings **once** and the crossover sweep, and every chosen decode
+point **once**: in three rounds spread over the run (DRAM and cache-resident together, their samples
+interleaved), pooled into one timing per point. Then it times the reference again. Every benchmark of
+the run reads this one :class:`RunState`: a point's GFLOP/s, GB/s, time per call and roofline fraction
+come from the same timing, and every derived figure (fraction, ridge, predicted crossover) from the same
+ceilings: the figures the ceiling benchmarks record.
 
 A point or a part that cannot be measured keeps its reason (skipped: not chosen, not cache-resident;
 failed: a kernel that computes wrong values) instead of failing the whole run. Nothing here prints:
@@ -23,7 +24,7 @@ from ..host import blas_threads, cpu_count, llc_bytes
 from ..measure.ceilings import CEILING_KERNEL, default_gemm_n, measure_ceilings
 from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.numpy_step import decode_step
-from ..measure.step import DecodeMeasurement, measure_steps
+from ..measure.step import DecodeMeasurement, StepRounds
 from ..measure.sweep import SWEEP_BATCHES, sweep
 from ..model import guards
 from ..model.arithmetic import crossover_batch, gemm_intensity, roofline_fraction
@@ -106,8 +107,8 @@ def _ceilings(state: dict, gemm_n: int | None) -> None:
     state["warnings"] += [w for k, bw in c.bandwidth.items() for w in guards.noisy_passes(bw.spread, f"{k} bandwidth")]
 
 
-def _points(chosen: Mapping[str, tuple], grid: Mapping[str, Sequence[int]]) -> dict:
-    """Build every chosen step, then time them together; the rest of the grid keeps why not."""
+def _steps(chosen: Mapping[str, tuple], grid: Mapping[str, Sequence[int]]) -> tuple[dict, dict]:
+    """Build every chosen step; the rest of the grid keeps why not: ({key: step}, {key: PointResult})."""
     points: dict[tuple[str, int, int], PointResult] = {}
     steps = {}
     for regime, var in REGIME_N.items():
@@ -123,9 +124,7 @@ def _points(chosen: Mapping[str, tuple], grid: Mapping[str, Sequence[int]]) -> d
                     points[key] = PointResult("skipped", str(exc))
                 except KernelMismatch as exc:
                     points[key] = PointResult("failed", str(exc))
-    for key, m in zip(steps, measure_steps(list(steps.values())), strict=True):
-        points[key] = PointResult("ok", measurement=m)
-    return points
+    return steps, points
 
 
 def _judge(points: dict, hw: Hardware | None, llc: tuple[int, str]) -> None:
@@ -173,10 +172,12 @@ def measure_run(grid: Mapping[str, Sequence[object]], sample_s: float = 1.5) -> 
 def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str], watch: Watch) -> dict:
     watch.start()
     state: dict = {"warnings": []}
+    steps, points = _steps(chosen, grid)
+    # the decode points in three rounds: before the ceilings, between them and the sweep, after it
+    rounds = StepRounds(list(steps.values()))
+    rounds.time()
     _ceilings(state, gemm_n)
-    points = _points(chosen, grid)
-    _judge(points, roofs(state.get("bandwidth_gbps", {}), state.get("peak_gflops", {})), llc)
-    state["points"] = points
+    rounds.time()
     try:
         s = sweep(sweep_n, SWEEP_BATCHES)
         state["observed_crossover"] = float(s.knee.batch)
@@ -187,6 +188,11 @@ def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str
             )
     except (KernelMismatch, BadInput) as exc:
         state["crossover_failed"] = str(exc)
+    rounds.time()
+    for key, m in zip(steps, rounds.measurements(), strict=True):
+        points[key] = PointResult("ok", measurement=m)
+    _judge(points, roofs(state.get("bandwidth_gbps", {}), state.get("peak_gflops", {})), llc)
+    state["points"] = points
     timed = [p.measurement for p in points.values() if p.measurement is not None]
     flat = flat_timing([(m.seconds, 2.0 * m.n * m.n * m.batch, _bytes(m)) for m in timed])
     state["conditions"] = watch.stop(flat)
