@@ -80,10 +80,11 @@ def test_the_graphs_draw_with_the_network_blocked(bench, server, tmp_path, capsy
         page.wait_for_selector("#main-graph canvas.flot-base", timeout=30_000)
         page.wait_for_function(SERIES_WITH_POINTS, arg=1, timeout=30_000)
         nav = page.inner_text("#graphdisplay-navigation")
+        swallow = page.locator("text=continental origin of swallow").count()
+        seen = list(errors)  # what the page did; not what the screenshot's own resize makes asv redraw
         if server == "the folder as it is":
             page.screenshot(path=str(SHOTS["graph"]), full_page=True)
-        swallow = page.locator("text=continental origin of swallow").count()
-    assert errors == [] and refused == [] and swallow == 0, (errors, refused)
+    assert seen == [] and refused == [] and swallow == 0, (seen, refused)
     assert "DecodeDRAM.track_gflops [GFLOP/s, higher is better]" in grid
     assert not any("CudaDecode" in name for name in grid)  # no empty boxes on a CPU-only machine
     assert "decode" in nav
