@@ -134,6 +134,7 @@ from pathlib import Path
 
 from roofline.host import cache_topology
 from roofline.measure.levels import capacities
+from roofline.model.plateaus import level_of
 
 out, runs = Path(sys.argv[1]), int(sys.argv[2])
 
@@ -203,10 +204,6 @@ caps = capacities(cache_topology())  # (level, aggregate bytes), innermost first
 DRAM = ("native copy", "native triad", "likwid triad", "likwid load DRAM")
 
 
-def level_of(nbytes):
-    return next((name for name, cap in caps if nbytes <= cap), "DRAM")
-
-
 def referees_of(name, combo):
     """The referees of a figure: what bounds it (a memory level, DRAM, or the FMA peak)."""
     args = [a.strip().strip("'") for a in combo.split(",")] if combo else []
@@ -222,7 +219,7 @@ def referees_of(name, combo):
     if batch > 1:
         return ["likwid peak fp32"]
     if ".DecodeCacheResident." in name:
-        return [f"likwid load {level_of(4 * n * n)}"]
+        return [f"likwid load {level_of(4 * n * n, caps)}"]
     return list(DRAM)
 
 
