@@ -73,3 +73,37 @@ def test_each_stream_array_holds_four_times_the_aggregate_llc(monkeypatch):
     monkeypatch.setenv("ROOFLINE_LLC_BYTES", "256K")
     bw = ceilings.stream_bandwidth(kinds=("copy",), runs=1)
     assert bw["copy"].array_bytes >= 4 * 256 * 2**10
+
+
+def test_ceiling_rounds_pool_every_round_and_a_slow_round_moves_no_median(monkeypatch):
+    """Three rounds of 5 passes (2 GEMMs) make one figure of 15 (6); the slow round's sit above its median."""
+    clock = {"t": 0.0, "pass": 1.0}
+
+    def perf_counter():  # each read comes clock["pass"] seconds after the one before: a pass lasts that long
+        clock["t"] += clock["pass"]
+        return clock["t"]
+
+    rounds = ceilings.CeilingRounds(dtypes=("float32",), total_bytes=3 * 2**20, gemm_n=64)
+    with pytest.raises(BadInput, match="no round"):
+        rounds.ceilings()
+    monkeypatch.setattr(ceilings.time, "perf_counter", perf_counter)
+    for seconds in (1.0, 3.0, 1.0):
+        clock["pass"] = seconds
+        rounds.time(5, 2)
+    c = rounds.ceilings()
+    for bw in c.bandwidth.values():
+        assert bw.runs == 15 and bw.median == bw.best == ceilings.ARRAYS_MOVED[bw.kind] * bw.array_bytes
+        assert bw.low < bw.median  # the interval says some passes were slower
+    peak = c.peaks["float32"]
+    assert peak.runs == 6 and peak.median == peak.best == 2.0 * 64**3
+    assert c.hardware.bandwidth == c.bandwidth[ceilings.CEILING_KERNEL].median
+
+
+def test_a_wrong_gemm_in_the_first_round_reports_no_peak(monkeypatch):
+    gemm = ceilings.GemmOperands("float32", 64)
+    gemm.c[:] = 0.0
+    monkeypatch.setattr(ceilings.np, "matmul", lambda a, b, out=None: out)  # leaves C as it was
+    with pytest.raises(KernelMismatch, match="no peak"):
+        gemm.time(1)
+    with pytest.raises(BadInput, match="no round"):
+        gemm.peak()

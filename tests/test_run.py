@@ -227,11 +227,35 @@ def test_the_gemm_ceilings_are_measured_at_roofline_gemm_n(monkeypatch):
         seen.update(kwargs)
         raise BadInput("stopped after the call")
 
-    monkeypatch.setattr(run, "measure_ceilings", stop)
+    monkeypatch.setattr(run, "CeilingRounds", stop)
     monkeypatch.setenv("ROOFLINE_GEMM_N", "512")
     state = {"warnings": []}
-    run._ceilings(state, params.gemm_n())
+    ceilings = run._Ceilings(params.gemm_n())
+    ceilings.time()  # no rounds to time: the reason stays
+    ceilings.record(state)
     assert seen == {"gemm_n": 512} and state["ceilings_failed"] == "stopped after the call"
+
+
+def test_a_ceiling_that_fails_in_a_later_round_reports_no_figure(monkeypatch):
+    class Rounds:
+        def __init__(self, gemm_n):
+            self.timed = 0
+
+        def time(self, runs, gemm_runs):
+            self.timed += 1
+            if self.timed == 2:
+                raise KernelMismatch("the add kernel computed wrong values")
+
+        def ceilings(self):
+            raise AssertionError("no figure from a failed round")
+
+    monkeypatch.setattr(run, "CeilingRounds", Rounds)
+    state = {"warnings": []}
+    ceilings = run._Ceilings(None)
+    for _ in range(run.ROUNDS):
+        ceilings.time()
+    ceilings.record(state)
+    assert state["ceilings_failed"] == "the add kernel computed wrong values" and "bandwidth_gbps" not in state
 
 
 def test_a_slow_round_moves_no_pooled_median():
@@ -271,13 +295,28 @@ def test_step_rounds_pool_every_round_and_refuse_none(monkeypatch):
     assert [m.seconds for m in got] == [1e-5, 1e-5] and all(m.calls_per_sample == 2 for m in got)
 
 
-def test_the_decode_rounds_are_spread_over_the_run(monkeypatch):
-    """Before the ceilings, between them and the crossover sweep, after it: each point's samples
-    come from three moments of the run, not from one."""
+def test_the_decode_rounds_and_the_ceiling_rounds_alternate_over_the_run(monkeypatch):
+    """Points, ceilings, points, ceilings, sweep, points, ceilings: each point's samples and each
+    ceiling's passes come from three moments of the run, not from one; the ceilings' passes are split
+    among their rounds (15 bandwidth passes and 6 GEMMs in all, as at one moment)."""
+    from roofline.measure import ceilings
+
     events = []
-    monkeypatch.setattr(run.StepRounds, "time", lambda self: events.append(f"round {len(self.steps)} steps"))
+    monkeypatch.setattr(run.StepRounds, "time", lambda self: events.append("points"))
     monkeypatch.setattr(run.StepRounds, "measurements", lambda self: [])
-    monkeypatch.setattr(run, "_ceilings", lambda state, gemm_n: events.append("ceilings"))
+
+    class Rounds:
+        def __init__(self, gemm_n):
+            events.append("made")
+
+        def time(self, runs, gemm_runs):
+            events.append(f"ceilings {runs}+{gemm_runs}")
+
+        def ceilings(self):
+            events.append("pooled")
+            raise BadInput("stop here")
+
+    monkeypatch.setattr(run, "CeilingRounds", Rounds)
     monkeypatch.setattr(run, "sweep", lambda *a: events.append("sweep") or (_ for _ in ()).throw(BadInput("x")))
     monkeypatch.setattr(run, "_steps", lambda chosen, grid: ({}, {}))
 
@@ -288,5 +327,17 @@ def test_the_decode_rounds_are_spread_over_the_run(monkeypatch):
         def stop(self, flat):
             events.append("stop")
 
-    run._measure({}, {}, 256, None, (1 << 20, "test"), Watch())
-    assert events == ["start", "round 0 steps", "ceilings", "round 0 steps", "sweep", "round 0 steps", "stop"]
+    with pytest.raises(BadInput, match="stop here"):
+        run._measure({}, {}, 256, None, (1 << 20, "test"), Watch())
+    per = f"ceilings {ceilings.BANDWIDTH_RUNS // run.ROUNDS}+{ceilings.GEMM_RUNS // run.ROUNDS}"
+    assert events == ["start", "made", "points", per, "points", per, "sweep", "points", per, "pooled"]
+    assert run.ROUNDS == 3 and ceilings.BANDWIDTH_RUNS // 3 * 3 == 15 and ceilings.GEMM_RUNS // 3 * 3 == 6
+
+
+def test_asv_times_the_twins_in_as_many_rounds_as_the_run_times_its_points():
+    """asv runs a time_ benchmark once per round, every benchmark of a round before the next: the
+    twins' samples then come from as many moments of the asv run as the run's own points."""
+    from benchmarks import backends, common, decode
+
+    for cls in (decode.DecodeDRAM, decode.DecodeCacheResident, backends.BackendDecode):
+        assert issubclass(cls, common.Benchmark) and cls.rounds == run.ROUNDS

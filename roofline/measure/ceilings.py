@@ -4,7 +4,8 @@ Together they make a measured :class:`~roofline.model.hardware.Hardware`, with a
 predicted crossover batch that come from this machine rather than a datasheet. Each ceiling is the
 median of enough timed passes to bound it with a 95 % confidence interval
 (:mod:`roofline.model.intervals`), never the best pass: a best-of-few on a shared machine records
-whichever pass a neighbour left alone.
+whichever pass a neighbour left alone. :class:`CeilingRounds` takes those passes at several moments
+of a run (a suite run's three rounds), pooled into one figure per ceiling.
 """
 
 from __future__ import annotations
@@ -118,82 +119,112 @@ def _chunks(size: int, parts: int) -> list[slice]:
     return [slice(i, min(i + step, size)) for i in range(0, size, step)]
 
 
-def stream_bandwidth(
-    kinds: tuple[str, ...] = ("copy", "add", "triad"),
-    total_bytes: int | None = None,
-    runs: int = BANDWIDTH_RUNS,
-    threads: int | None = None,
-) -> dict[str, Bandwidth]:
-    """Copy (a = b), add (a = b + c) and triad (a = b + q·c) over float64 arrays on a thread pool.
+class StreamArrays:
+    """STREAM's three float64 arrays on a thread pool, written once, timed at as many moments as
+    :meth:`time` is called; :meth:`bandwidth` pools every round's passes.
 
     Each array holds ≥ 4× the aggregate LLC (:func:`~roofline.measure.pools.escape_bytes`, STREAM's
     rule) unless ``total_bytes`` (all three together) says otherwise; each thread first-touches
     (writes) its own chunks before anything is timed. numpy releases the GIL inside ufuncs, so the
     threads run in parallel. Bytes counted as STREAM does: 2 arrays for copy, 3 for add and triad.
     """
-    for kind in kinds:
-        if kind not in ARRAYS_MOVED:
-            raise BadInput(f"unknown bandwidth kind {kind!r} (use {', '.join(ARRAYS_MOVED)})")
-    if runs < 1:
-        raise BadInput(f"runs must be ≥ 1, got {runs}")
-    threads = threads or cpu_count()
-    total = total_bytes if total_bytes is not None else 3 * escape_bytes()
-    n = max(threads * TRIAD_BLOCK, -(-total // (3 * 8)))
-    check_fits(3 * n * 8, "the bandwidth arrays")
-    parts = _chunks(n, threads)
-    # np.empty is safe here: every page is written by its own thread below, before any timing.
-    a, b, c = np.empty(n), np.empty(n), np.empty(n)
-    q = 3.0
 
-    def first_touch(i: int) -> None:
-        s = parts[i]
+    def __init__(
+        self,
+        kinds: tuple[str, ...] = ("copy", "add", "triad"),
+        total_bytes: int | None = None,
+        threads: int | None = None,
+    ):
+        for kind in kinds:
+            if kind not in ARRAYS_MOVED:
+                raise BadInput(f"unknown bandwidth kind {kind!r} (use {', '.join(ARRAYS_MOVED)})")
+        self.kinds = tuple(kinds)
+        self.threads = threads or cpu_count()
+        total = total_bytes if total_bytes is not None else 3 * escape_bytes()
+        self.n = n = max(self.threads * TRIAD_BLOCK, -(-total // (3 * 8)))
+        check_fits(3 * n * 8, "the bandwidth arrays")
+        self.parts = _chunks(n, self.threads)
+        # np.empty is safe here: every page is written by its own thread below, before any timing.
+        self.a, self.b, self.c = np.empty(n), np.empty(n), np.empty(n)
+        self.q = 3.0
+        self.times: dict[str, list[float]] = {kind: [] for kind in self.kinds}
+        with ThreadPoolExecutor(max_workers=self.threads) as pool:
+            list(pool.map(self._first_touch, range(len(self.parts))))
+
+    def _first_touch(self, i: int) -> None:
+        s = self.parts[i]
         rng = np.random.default_rng(i)
-        for arr in (a, b, c):
+        for arr in (self.a, self.b, self.c):
             rng.random(out=arr[s])
 
-    def copy(s: slice) -> None:
-        np.copyto(a[s], b[s])
+    def _copy(self, s: slice) -> None:
+        np.copyto(self.a[s], self.b[s])
 
-    def add(s: slice) -> None:
-        np.add(b[s], c[s], out=a[s])
+    def _add(self, s: slice) -> None:
+        np.add(self.b[s], self.c[s], out=self.a[s])
 
-    def triad(s: slice) -> None:
+    def _triad(self, s: slice) -> None:
+        a, b, c = self.a, self.b, self.c
         for start in range(s.start, s.stop, TRIAD_BLOCK):
             blk = slice(start, min(start + TRIAD_BLOCK, s.stop))
-            np.multiply(c[blk], q, out=a[blk])
+            np.multiply(c[blk], self.q, out=a[blk])
             np.add(a[blk], b[blk], out=a[blk])
 
-    results = {}
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        list(pool.map(first_touch, range(len(parts))))
-        for kind in kinds:
-            fn, arrays = {"copy": copy, "add": add, "triad": triad}[kind], ARRAYS_MOVED[kind]
-            list(pool.map(fn, parts))  # warm-up
-            times = []
-            for _ in range(runs):
-                t0 = time.perf_counter()
-                list(pool.map(fn, parts))
-                times.append(time.perf_counter() - t0)
-            moved = arrays * n * 8
+    def time(self, runs: int = BANDWIDTH_RUNS) -> None:
+        """One round: per kind a warm-up pass, ``runs`` timed passes, then its result checked (a
+        kernel that computed wrong values raises KernelMismatch: no figure)."""
+        if runs < 1:
+            raise BadInput(f"runs must be ≥ 1, got {runs}")
+        a, b, c, q = self.a, self.b, self.c, self.q
+        idx = np.linspace(0, self.n - 1, 1000).astype(np.int64)
+        with ThreadPoolExecutor(max_workers=self.threads) as pool:
+            for kind in self.kinds:
+                fn = {"copy": self._copy, "add": self._add, "triad": self._triad}[kind]
+                list(pool.map(fn, self.parts))  # warm-up
+                for _ in range(runs):
+                    t0 = time.perf_counter()
+                    list(pool.map(fn, self.parts))
+                    self.times[kind].append(time.perf_counter() - t0)
+                want = {"copy": b[idx], "add": b[idx] + c[idx], "triad": b[idx] + q * c[idx]}[kind]
+                if not np.allclose(a[idx], want, rtol=1e-12, atol=0):
+                    raise KernelMismatch(f"the {kind} kernel computed wrong values; no bandwidth reported")
+
+    def bandwidth(self) -> dict[str, Bandwidth]:
+        """Each kind's bandwidth from the passes of every round; BadInput before the first round."""
+        if not all(self.times.values()):
+            raise BadInput("no round of the bandwidth kernels was timed")
+        results = {}
+        for kind, times in self.times.items():
+            moved = ARRAYS_MOVED[kind] * self.n * 8
             ci = _rate_ci(moved, times)
             results[kind] = Bandwidth(
                 kind=kind,
                 best=moved / min(times),
                 median=ci.median,
                 spread=ci.high / ci.low,
-                array_bytes=n * 8,
-                threads=threads,
-                runs=runs,
+                array_bytes=self.n * 8,
+                threads=self.threads,
+                runs=len(times),
                 low=ci.low,
                 high=ci.high,
                 confidence=ci.confidence,
             )
-            # Each kernel is checked like any other: a wrong result reports no figure.
-            idx = np.linspace(0, n - 1, 1000).astype(np.int64)
-            want = {"copy": b[idx], "add": b[idx] + c[idx], "triad": b[idx] + q * c[idx]}[kind]
-            if not np.allclose(a[idx], want, rtol=1e-12, atol=0):
-                raise KernelMismatch(f"the {kind} kernel computed wrong values; no bandwidth reported")
-    return results
+        return results
+
+
+def stream_bandwidth(
+    kinds: tuple[str, ...] = ("copy", "add", "triad"),
+    total_bytes: int | None = None,
+    runs: int = BANDWIDTH_RUNS,
+    threads: int | None = None,
+) -> dict[str, Bandwidth]:
+    """Copy (a = b), add (a = b + c) and triad (a = b + q·c), ``runs`` passes each at one moment
+    (:class:`StreamArrays`)."""
+    if runs < 1:
+        raise BadInput(f"runs must be ≥ 1, got {runs}")
+    arrays = StreamArrays(kinds, total_bytes, threads)
+    arrays.time(runs)
+    return arrays.bandwidth()
 
 
 def default_gemm_n(dtype: str) -> int:
@@ -201,41 +232,69 @@ def default_gemm_n(dtype: str) -> int:
     return 4096 if dtype == "float32" else 3072
 
 
+class GemmOperands:
+    """Square C = A·B through numpy's BLAS (the kernels' BLAS), timed at as many moments as :meth:`time`
+    is called; validated against float64 in the first round, before anything of it is reported."""
+
+    def __init__(self, dtype: str = "float32", n: int | None = None):
+        self.tol = by_numpy(dtype).tolerance
+        self.dtype, self.n = dtype, n or default_gemm_n(dtype)
+        if self.n <= 0:
+            raise BadInput(f"GEMM needs a positive n, got n={self.n}")
+        check_fits(3 * self.n * self.n * np.dtype(dtype).itemsize, f"a {self.n}×{self.n} {dtype} GEMM")
+        self.a = random_array((self.n, self.n), dtype, seed=11)
+        self.b = random_array((self.n, self.n), dtype, seed=12)
+        self.c = random_array((self.n, self.n), dtype, seed=13)
+        self.checked = False
+        self.times: list[float] = []
+
+    def time(self, runs: int = GEMM_RUNS) -> None:
+        """One round: a warm-up GEMM (checked, the first time), then ``runs`` timed ones."""
+        if runs < 1:
+            raise BadInput(f"GEMM needs positive runs, got runs={runs}")
+        a, b, c = self.a, self.b, self.c
+        np.matmul(a, b, out=c)  # warm-up, and the result to check
+        if not self.checked:
+            rows = np.arange(0, self.n, max(1, self.n // 64))
+            err = relative_error(c[rows], reference_product(a, b, rows))
+            if not err <= self.tol:
+                raise KernelMismatch(
+                    f"{self.dtype} GEMM is wrong: relative error {err:.3g} > {self.tol:g}; no peak reported"
+                )
+            self.checked = True
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            np.matmul(a, b, out=c)
+            self.times.append(time.perf_counter() - t0)
+
+    def peak(self) -> GemmPeak:
+        """The rate from the GEMMs of every round; BadInput before the first round."""
+        if not self.times:
+            raise BadInput(f"no round of the {self.dtype} GEMM was timed")
+        flops = 2.0 * self.n**3
+        ci = _rate_ci(flops, self.times)
+        return GemmPeak(
+            dtype=self.dtype,
+            n=self.n,
+            best=flops / min(self.times),
+            median=ci.median,
+            spread=ci.high / ci.low,
+            blas=blas_summary(),
+            blas_threads=blas_threads(),
+            runs=len(self.times),
+            low=ci.low,
+            high=ci.high,
+            confidence=ci.confidence,
+        )
+
+
 def gemm_peak(dtype: str = "float32", n: int | None = None, runs: int = GEMM_RUNS) -> GemmPeak:
-    """Square C = A·B through numpy's BLAS (the kernels' BLAS); validated, then timed."""
-    tol = by_numpy(dtype).tolerance
-    n = n or default_gemm_n(dtype)
-    if n <= 0 or runs < 1:
+    """Square C = A·B, ``runs`` timed GEMMs at one moment (:class:`GemmOperands`)."""
+    if runs < 1:
         raise BadInput(f"GEMM needs positive n and runs, got n={n}, runs={runs}")
-    check_fits(3 * n * n * np.dtype(dtype).itemsize, f"a {n}×{n} {dtype} GEMM")
-    a = random_array((n, n), dtype, seed=11)
-    b = random_array((n, n), dtype, seed=12)
-    c = random_array((n, n), dtype, seed=13)
-    np.matmul(a, b, out=c)  # warm-up, and the result to check
-    rows = np.arange(0, n, max(1, n // 64))
-    err = relative_error(c[rows], reference_product(a, b, rows))
-    if not err <= tol:
-        raise KernelMismatch(f"{dtype} GEMM is wrong: relative error {err:.3g} > {tol:g}; no peak reported")
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        np.matmul(a, b, out=c)
-        times.append(time.perf_counter() - t0)
-    flops = 2.0 * n**3
-    ci = _rate_ci(flops, times)
-    return GemmPeak(
-        dtype=dtype,
-        n=n,
-        best=flops / min(times),
-        median=ci.median,
-        spread=ci.high / ci.low,
-        blas=blas_summary(),
-        blas_threads=blas_threads(),
-        runs=runs,
-        low=ci.low,
-        high=ci.high,
-        confidence=ci.confidence,
-    )
+    gemm = GemmOperands(dtype, n)
+    gemm.time(runs)
+    return gemm.peak()
 
 
 def hardware_from(bandwidth: Bandwidth, peaks: dict[str, GemmPeak], name: str | None = None) -> Hardware:
@@ -249,6 +308,41 @@ def hardware_from(bandwidth: Bandwidth, peaks: dict[str, GemmPeak], name: str | 
     )
 
 
+class CeilingRounds:
+    """The ceilings measured at several moments of a run (one :meth:`time` per moment, other work
+    between), pooled: a slow minute of a shared machine moves one round's passes, not the median of
+    all. The arrays and matrices are made once and kept between rounds."""
+
+    def __init__(
+        self,
+        dtypes: tuple[str, ...] = ("float32", "float64"),
+        total_bytes: int | None = None,
+        gemm_n: int | None = None,
+        kinds: tuple[str, ...] = tuple(ARRAYS_MOVED),
+    ):
+        if CEILING_KERNEL not in kinds:
+            raise BadInput(f"the bandwidth kinds must include {CEILING_KERNEL!r}, the roof")
+        self.stream = StreamArrays(kinds, total_bytes)
+        self.gemms = {d: GemmOperands(d, gemm_n) for d in dtypes}
+
+    def time(self, runs: int = BANDWIDTH_RUNS, gemm_runs: int = GEMM_RUNS) -> None:
+        """One round: ``runs`` passes of each bandwidth kernel, then ``gemm_runs`` GEMMs per dtype."""
+        self.stream.time(runs)
+        for gemm in self.gemms.values():
+            gemm.time(gemm_runs)
+
+    def ceilings(self) -> Ceilings:
+        """The ceilings of every round's passes, as a measured Hardware; BadInput before the first round."""
+        bw = self.stream.bandwidth()
+        peaks = {d: g.peak() for d, g in self.gemms.items()}
+        return Ceilings(
+            bandwidth=bw,
+            peaks=peaks,
+            llc_bytes=llc_bytes()[0],
+            hardware=hardware_from(bw[CEILING_KERNEL], peaks),
+        )
+
+
 def measure_ceilings(
     dtypes: tuple[str, ...] = ("float32", "float64"),
     total_bytes: int | None = None,
@@ -256,14 +350,10 @@ def measure_ceilings(
     runs: int = BANDWIDTH_RUNS,
     kinds: tuple[str, ...] = tuple(ARRAYS_MOVED),
 ) -> Ceilings:
-    """Bandwidth (``kinds``, which must include the roof's) and GEMM peaks per dtype, as a measured Hardware."""
-    if CEILING_KERNEL not in kinds:
-        raise BadInput(f"the bandwidth kinds must include {CEILING_KERNEL!r}, the roof")
-    bw = stream_bandwidth(kinds=kinds, total_bytes=total_bytes, runs=runs)
-    peaks = {d: gemm_peak(d, gemm_n, runs=min(GEMM_RUNS, runs)) for d in dtypes}
-    return Ceilings(
-        bandwidth=bw,
-        peaks=peaks,
-        llc_bytes=llc_bytes()[0],
-        hardware=hardware_from(bw[CEILING_KERNEL], peaks),
-    )
+    """Bandwidth (``kinds``, which must include the roof's) and GEMM peaks per dtype at one moment
+    (one round of :class:`CeilingRounds`), as a measured Hardware."""
+    if runs < 1:
+        raise BadInput(f"runs must be ≥ 1, got {runs}")
+    rounds = CeilingRounds(dtypes, total_bytes, gemm_n, kinds)
+    rounds.time(runs, min(GEMM_RUNS, runs))
+    return rounds.ceilings()

@@ -2,11 +2,12 @@
 
 :func:`measure_run` samples the machine before measuring (:func:`~roofline.measure.contention.sample_cpu`),
 times a reference kernel, measures the ceilings **once** and the crossover sweep, and every chosen decode
-point **once**: in three rounds spread over the run (DRAM and cache-resident together, their samples
-interleaved), pooled into one timing per point. Then it times the reference again. Every benchmark of
-the run reads this one :class:`RunState`: a point's GFLOP/s, GB/s, time per call and roofline fraction
-come from the same timing, and every derived figure (fraction, ridge, predicted crossover) from the same
-ceilings: the figures the ceiling benchmarks record.
+point **once**. Points and ceilings are each timed in :data:`ROUNDS` rounds spread over the run
+(the points' samples interleaved, DRAM and cache-resident together), each pooled into one figure: a slow
+minute of a shared machine moves one round, not the figure. Then it times the reference again. Every
+benchmark of the run reads this one :class:`RunState`: a point's GFLOP/s, GB/s, time per call and
+roofline fraction come from the same timing, and every derived figure (fraction, ridge, predicted
+crossover) from the same ceilings: the figures the ceiling benchmarks record.
 
 A point or a part that cannot be measured keeps its reason (skipped: not chosen, not cache-resident;
 failed: a kernel that computes wrong values) instead of failing the whole run. Nothing here prints:
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import BackendUnavailable, BadInput, KernelMismatch
 from ..host import blas_threads, cpu_count, llc_bytes
-from ..measure.ceilings import CEILING_KERNEL, default_gemm_n, measure_ceilings
+from ..measure.ceilings import BANDWIDTH_RUNS, CEILING_KERNEL, GEMM_RUNS, CeilingRounds, default_gemm_n
 from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.numpy_step import decode_step
 from ..measure.step import DecodeMeasurement, StepRounds
@@ -35,6 +36,10 @@ from . import params
 
 #: The variable choosing each decode regime's n (the batches: ROOFLINE_BATCH).
 REGIME_N = {"dram": "ROOFLINE_N", "cache": "ROOFLINE_CACHE_N"}
+
+#: The moments of a run at which the decode points and the ceilings are timed (each ceiling's passes
+#: split among them). The ``time_`` twins take asv's samples in as many rounds (benchmarks/common.py).
+ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -93,18 +98,39 @@ def roofs(bandwidth_gbps: Mapping[str, float], peak_gflops: Mapping[str, float])
     return Hardware(platform.node() or "this machine", peaks, roof * 1e9, source="measured in this run")
 
 
-def _ceilings(state: dict, gemm_n: int | None) -> None:
-    try:
-        c = measure_ceilings(gemm_n=gemm_n)
-    except (KernelMismatch, BadInput) as exc:
-        state["ceilings_failed"] = str(exc)
-        return
-    hw = c.hardware
-    # the roof is the figure hardware_from() makes of the roof kernel; the other kernels alike
-    pick = "best" if hw.bandwidth == c.bandwidth[CEILING_KERNEL].best else "median"
-    state["bandwidth_gbps"] = {k: getattr(bw, pick) / 1e9 for k, bw in c.bandwidth.items()}
-    state["peak_gflops"] = {d: hw.peak_flops[by_numpy(d).name] / 1e9 for d in c.peaks}
-    state["warnings"] += [w for k, bw in c.bandwidth.items() for w in guards.noisy_passes(bw.spread, f"{k} bandwidth")]
+class _Ceilings:
+    """The run's ceilings in rounds (:class:`~roofline.measure.ceilings.CeilingRounds`); a kernel that
+    computes wrong values (or sizes that cannot run) keeps its reason and stops the later rounds."""
+
+    def __init__(self, gemm_n: int | None):
+        self.failed = ""
+        try:
+            self.rounds: CeilingRounds | None = CeilingRounds(gemm_n=gemm_n)
+        except (KernelMismatch, BadInput) as exc:
+            self.rounds, self.failed = None, str(exc)
+
+    def time(self) -> None:
+        if self.rounds is None:
+            return
+        try:
+            self.rounds.time(BANDWIDTH_RUNS // ROUNDS, GEMM_RUNS // ROUNDS)
+        except (KernelMismatch, BadInput) as exc:
+            self.rounds, self.failed = None, str(exc)
+
+    def record(self, state: dict) -> None:
+        """The figures the ceiling benchmarks record, and every derived figure divides by."""
+        if self.rounds is None:
+            state["ceilings_failed"] = self.failed
+            return
+        c = self.rounds.ceilings()
+        hw = c.hardware
+        # the roof is the figure hardware_from() makes of the roof kernel; the other kernels alike
+        pick = "best" if hw.bandwidth == c.bandwidth[CEILING_KERNEL].best else "median"
+        state["bandwidth_gbps"] = {k: getattr(bw, pick) / 1e9 for k, bw in c.bandwidth.items()}
+        state["peak_gflops"] = {d: hw.peak_flops[by_numpy(d).name] / 1e9 for d in c.peaks}
+        state["warnings"] += [
+            w for k, bw in c.bandwidth.items() for w in guards.noisy_passes(bw.spread, f"{k} bandwidth")
+        ]
 
 
 def _steps(chosen: Mapping[str, tuple], grid: Mapping[str, Sequence[int]]) -> tuple[dict, dict]:
@@ -173,11 +199,12 @@ def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str
     watch.start()
     state: dict = {"warnings": []}
     steps, points = _steps(chosen, grid)
-    # the decode points in three rounds: before the ceilings, between them and the sweep, after it
-    rounds = StepRounds(list(steps.values()))
+    # points and ceilings alternate: points, ceilings, points, ceilings, sweep, points, ceilings
+    rounds, ceilings = StepRounds(list(steps.values())), _Ceilings(gemm_n)
     rounds.time()
-    _ceilings(state, gemm_n)
+    ceilings.time()
     rounds.time()
+    ceilings.time()
     try:
         s = sweep(sweep_n, SWEEP_BATCHES)
         state["observed_crossover"] = float(s.knee.batch)
@@ -189,6 +216,8 @@ def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str
     except (KernelMismatch, BadInput) as exc:
         state["crossover_failed"] = str(exc)
     rounds.time()
+    ceilings.time()
+    ceilings.record(state)
     for key, m in zip(steps, rounds.measurements(), strict=True):
         points[key] = PointResult("ok", measurement=m)
     _judge(points, roofs(state.get("bandwidth_gbps", {}), state.get("peak_gflops", {})), llc)
