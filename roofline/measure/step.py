@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 
 from ..errors import BadInput
 from .numpy_step import DecodeStep
-from .timing import Timing, pooled, time_calls, time_interleaved
+from .timing import Timing, pooled, time_interleaved
 
 
 @dataclass(frozen=True)
@@ -53,16 +53,11 @@ def host_timed(step: DecodeStep) -> bool:
 
 
 def measure_step(step: DecodeStep, repeats: int = 7, warmup: int = 2) -> DecodeMeasurement:
-    """Time an already validated step (see :func:`roofline.measure.numpy_step.decode_step`).
-
-    Host-timed steps (:func:`host_timed`) are timed here: samples of at least MIN_SAMPLE_S adding
-    up to at least MIN_TOTAL_S. A step on a device times itself (a CUDA graph or events).
+    """Time an already validated step (see :func:`roofline.measure.numpy_step.decode_step`): one round
+    of :class:`StepRounds` for it alone. Host-timed steps (:func:`host_timed`) take samples of at least
+    MIN_SAMPLE_S adding up to at least MIN_TOTAL_S; a step on a device times itself (a CUDA graph or events).
     """
-    if not host_timed(step):
-        t, timer = step.time(repeats=repeats, warmup=warmup)
-        return measurement(step, t, timer)
-    t = time_calls(step, repeats=repeats, warmup=warmup, min_sample_s=MIN_SAMPLE_S, min_total_s=MIN_TOTAL_S)
-    return measurement(step, t, "host")
+    return measure_steps([step], repeats, warmup)[0]
 
 
 def measure_steps(steps: Sequence[DecodeStep], repeats: int = 7, warmup: int = 2) -> list[DecodeMeasurement]:
