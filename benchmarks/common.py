@@ -79,15 +79,16 @@ class Benchmark:
     A generous timeout (the DRAM pools are large). The ``time_`` twins take their samples in three
     rounds, as the run times its decode points (roofline.suite.run.ROUNDS): asv runs every twin once
     per round, the rounds one after another, so a twin's samples come from three moments of the run
-    and a slow minute of a shared machine moves a third of them, not the median. Each round takes 5 to
-    10 samples within 5 s after a short warm-up, each of back-to-back steps lasting ≥ 0.1 s and no
-    fewer than the run's own measurement timed per sample (:meth:`steps_back_to_back`); ``track_``
-    benchmarks read the run's measurement and ignore these.
+    and a slow minute of a shared machine moves a third of them, not the median. Each round takes 10
+    to 20 samples within 10 s after a short warm-up (fewer made ``asv continuous -a rounds=2`` miss a
+    2× slowdown's significance), each of back-to-back steps lasting ≥ 0.1 s and no fewer than the
+    run's own measurement timed per sample (:meth:`steps_back_to_back`); ``track_`` benchmarks read
+    the run's measurement and ignore these.
     """
 
     timeout = 600
     rounds = 3
-    repeat = (5, 10, 5.0)
+    repeat = (10, 20, 10.0)
     warmup_time = 0.05
     #: False for figures with no better way (the run's conditions): their names say no direction
     directional = True
