@@ -225,6 +225,14 @@ def referees_of(name, combo):
     return list(DRAM)
 
 
+def verdict(mm, key, table):
+    """(the widest referee of the figure in ``table`` and its max/min, whether the figure passes)."""
+    refs = [(r, table[r]) for r in referees_of(*key) if r in table]
+    widest = max(refs, key=lambda r: r[1]) if refs else None
+    ok = mm <= 1.10 or (widest is not None and mm <= widest[1])
+    return (f"{widest[0]} ({widest[1]:.3f})" if widest else "none measured"), ok
+
+
 lines += ["", f"## Quiet: max/min over {runs} back-to-back runs, beside its referees'", ""]
 lines += [f"run {i}: {first_line(f'quiet{i}')}" for i in range(1, runs + 1)] + [""]
 lines += [
@@ -244,16 +252,9 @@ for key in keys:
     if len(vals) < 2 or min(vals) <= 0:
         continue
     mm = max(vals) / min(vals)
-    refs = [(r, spread[r]) for r in referees_of(*key) if r in spread]
-    widest = max(refs, key=lambda r: r[1]) if refs else None
-    ok = mm <= 1.10 or (widest is not None and mm <= widest[1])
+    (ref_text, ok), (own_text, ok_own) = (verdict(mm, key, table) for table in (spread, own))
     failed += not ok
-    ref_text = f"{widest[0]} ({widest[1]:.3f})" if widest else "none measured"
-    mine = [(r, own[r]) for r in referees_of(*key) if r in own]
-    wide = max(mine, key=lambda r: r[1]) if mine else None
-    ok_own = mm <= 1.10 or (wide is not None and mm <= wide[1])
     failed_own += not ok_own
-    own_text = f"{wide[0]} ({wide[1]:.3f})" if wide else "none measured"
     lines.append(
         f"{key[0]}({key[1]}) | {mm:.3f} | {ref_text} | {'ok' if ok else 'WORSE'} | {own_text} | {'ok' if ok_own else 'WORSE'}"
     )
