@@ -4,9 +4,9 @@ from .common import Benchmark, Measured, measured, suite
 
 
 class MemoryBandwidth(Measured):
-    """STREAM-style bandwidth on all cores over arrays ≥ 4× the LLC; ``add`` is the roof."""
+    """STREAM-style bandwidth on all cores over arrays ≥ 4× the LLC; ``read`` is the roof (``add`` before it)."""
 
-    params = (["copy", "add", "triad"],)
+    params = (["copy", "add", "triad", "read"],)
     param_names = ("kind",)
 
     def setup(self, run, kind):

@@ -13,7 +13,7 @@ import pytest
 
 from roofline.cli import main
 
-from .asv_fixtures import two_machines
+from .asv_fixtures import SUITE, full_values, two_machines, write_benchmarks, write_machine, write_run
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "results"
 #: compare's regime names → the report's JSON lists.
@@ -79,6 +79,22 @@ def test_report_and_compare_agree_machine_by_machine(capsys, tmp_path, machine):
     report = as_json(capsys, "report", "--results", str(root), "--machine", machine, "--json")
     assert compared[0]["commit"] == "b" * 40  # both read the newest commit
     assert assert_agree(compared[0], report) == 7  # 5 machine figures, 2 decode points
+
+
+def test_a_run_that_recorded_read_is_held_to_read_by_report_and_compare(capsys, tmp_path):
+    """read (s = b·c) is the roof where a run measured it; add stays the roof of runs from before it."""
+    name = "ceilings.MemoryBandwidth.track_bandwidth_ceiling"
+    suite = {**SUITE, name: (*SUITE[name][:3], [["'copy'", "'add'", "'triad'", "'read'"]], SUITE[name][4])}
+    root = tmp_path / "results"
+    write_benchmarks(root, suite)
+    write_machine(root, "alpha")
+    values = {**full_values(), name: [27.0, 30.0, 28.5, 36.0]}
+    write_run(root, "alpha", "b" * 40, values, suite=suite)
+    compared = as_json(capsys, "compare", str(root), "--json")["machines"][0]
+    report = as_json(capsys, "report", "--results", str(root), "--json")
+    assert report["ceilings"]["bandwidth_kernel"] == "read" and compared["bandwidth"] == 36e9
+    assert report["ceilings"]["bandwidth_roof_gbps"] == 36.0
+    assert assert_agree(compared, report) == 7
 
 
 def test_a_disagreement_is_caught():

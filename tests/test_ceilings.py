@@ -9,7 +9,7 @@ from roofline.measure import ceilings
 
 def test_bandwidth_at_a_tiny_size_is_plausible():
     bw = ceilings.stream_bandwidth(total_bytes=3 * 2**20, runs=3)
-    assert set(bw) == {"copy", "add", "triad"}
+    assert set(bw) == {"copy", "add", "triad", "read"}
     for b in bw.values():
         assert math.isfinite(b.best) and 1e8 < b.best < 1e13  # 0.1 GB/s .. 10 TB/s
         assert b.best >= b.high >= b.median >= b.low > 0 and b.spread >= 1
@@ -40,12 +40,31 @@ def test_a_wrong_bandwidth_kernel_reports_nothing(monkeypatch):
         ceilings.stream_bandwidth(kinds=("add",), total_bytes=3 * 2**20, runs=1)
 
 
-def test_measured_hardware_uses_the_add_roof():
+@pytest.mark.parametrize("off", [1.0 + 1e-6, 0.0])
+def test_a_read_kernel_that_sums_wrong_reports_nothing(monkeypatch, off):
+    real = np.dot
+    monkeypatch.setattr(ceilings.np, "dot", lambda a, b: real(a, b) * off)
+    with pytest.raises(KernelMismatch, match="read"):
+        ceilings.stream_bandwidth(kinds=("read",), total_bytes=3 * 2**20, runs=1)
+
+
+def test_measured_hardware_uses_the_read_roof():
+    """A decode step reads its weights and writes next to nothing: the roof is the read kernel's."""
     c = ceilings.measure_ceilings(dtypes=("float32",), total_bytes=3 * 2**20, gemm_n=128, runs=2)
+    assert ceilings.CEILING_KERNEL == "read" and c.bandwidth["read"].kind == "read"
     # The roofs are medians of their passes, not the best pass.
-    assert c.hardware.bandwidth == c.bandwidth[ceilings.CEILING_KERNEL].median
+    assert c.hardware.bandwidth == c.bandwidth["read"].median
     assert c.hardware.peak("fp32") == c.peaks["float32"].median
     assert "measured" in c.hardware.source
+
+
+@pytest.mark.parametrize(
+    ("kinds", "roof"),
+    [(("copy", "add", "triad", "read"), "read"), (("copy", "add", "triad"), "add"), (("copy", "triad"), None)],
+)
+def test_the_roof_is_read_or_add_in_results_from_before_read(kinds, roof):
+    assert ceilings.roof_kernel(kinds) == roof
+    assert ceilings.roof_kernel({k: 1.0 for k in kinds}) == roof
 
 
 @pytest.mark.parametrize("kwargs", [{"kinds": ("scale",)}, {"runs": 0}])

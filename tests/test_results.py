@@ -25,6 +25,9 @@ def test_reads_machines_commits_and_values(tmp_path):
     run = alpha.run(B)
     assert run.value("decode.DecodeDRAM.track_gflops", n=256, batch=8) == 52.0
     assert run.value("ceilings.MemoryBandwidth.track_bandwidth_ceiling", kind="add") == 30.0
+    # results from before read was measured: add is their roof
+    assert run.stream_gbps() == {"copy": 27.0, "add": 30.0, "triad": 28.5}
+    assert run.bandwidth_roof() == ("add", 30.0)
     assert run.value("decode.DecodeDRAM.track_gflops", n=256) is None  # all parameters, by name
     assert run.points("decode.DecodeDRAM.track_gflops") == [
         ({"n": 256, "batch": 1}, 11.0),

@@ -64,9 +64,16 @@ def test_one_timing_per_point_gbps_times_intensity_is_gflops(measured):
         assert point.calls_per_sample == m.calls_per_sample >= 1
 
 
+def test_the_roof_is_read_or_add_in_a_state_from_before_read():
+    both = run.roofs({"copy": 20.0, "add": 30.0, "triad": 25.0, "read": 36.0}, {"float32": 300.0})
+    before = run.roofs({"copy": 20.0, "add": 30.0, "triad": 25.0}, {"float32": 300.0})
+    assert both.bandwidth == 36e9 and before.bandwidth == 30e9
+    assert run.roofs({"copy": 20.0}, {"float32": 300.0}) is None
+
+
 def test_one_set_of_ceilings_for_every_derived_figure(measured):
     hw = measured.hardware
-    roof = harness.bandwidth_gbps(measured, "add")
+    roof = harness.bandwidth_gbps(measured, "read")  # the roof: a decode step reads its weights
     peak = harness.gemm_gflops(measured, "float32")
     # the run's figures, as asv records them (4 significant digits)
     assert harness.tracked(hw.bandwidth / 1e9) == roof and harness.tracked(hw.peak("fp32") / 1e9) == peak

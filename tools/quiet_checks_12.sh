@@ -187,13 +187,16 @@ for line in (out / "referees.txt").read_text().splitlines():
     elif parts[0] == "native":
         samples.setdefault("native copy", {})[k] = float(parts[2])
         samples.setdefault("native triad", {})[k] = float(parts[4])
+        if parts[5] == "read":  # stream_triad.c's read kernel (s = b·c): the referee of the suite's roof
+            samples.setdefault("native read", {})[k] = float(parts[6])
     elif parts[0] == "likwid":
         samples.setdefault("likwid triad", {})[k] = float(parts[2])
     elif parts[0] in ("likwid-load", "likwid-peak"):
         samples.setdefault(f"{parts[0].replace('-', ' ')} {parts[1]}", {})[k] = float(parts[2])
-for name in [n for n in samples if n.startswith("likwid peak")]:  # the referees' own ridge: FLOP/s ÷ triad
-    triad = samples.get("native triad", {})
-    samples[f"{name} ÷ native triad"] = {i: v / triad[i] for i, v in samples[name].items() if i in triad}
+ROOF = "native read" if "native read" in samples else "native triad"  # the referee of the suite's roof
+for name in [n for n in samples if n.startswith("likwid peak")]:  # the referees' own ridge: FLOP/s ÷ roof
+    roof = samples.get(ROOF, {})
+    samples[f"{name} ÷ {ROOF}"] = {i: v / roof[i] for i, v in samples[name].items() if i in roof}
 bracket = {
     name: [math.sqrt(by[i - 1] * by[i]) for i in range(1, runs + 1) if i - 1 in by and i in by]
     for name, by in samples.items()
@@ -203,7 +206,7 @@ spread = {name: max(v) / min(v) for name, v in bracket.items() if len(v) > 1}
 own = {name: max(by.values()) / min(by.values()) for name, by in samples.items() if len(by) > 1}
 
 caps = capacities(cache_topology())  # (level, aggregate bytes), innermost first
-DRAM = ("native copy", "native triad", "likwid triad", "likwid load DRAM")
+DRAM = ("native copy", "native triad", "native read", "likwid triad", "likwid load DRAM")
 
 
 def referees_of(name, combo):
@@ -214,7 +217,7 @@ def referees_of(name, combo):
     if ".GemmPeak." in name:
         return ["likwid peak fp64" if args[0] == "float64" else "likwid peak fp32"]
     if name.startswith("crossover."):
-        return ["likwid peak fp32 ÷ native triad"]
+        return [f"likwid peak fp32 ÷ {ROOF}"]
     if ".MemoryBandwidth." in name:
         return list(DRAM)
     n, batch = int(args[-2]), int(args[-1])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import platform
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
@@ -22,19 +23,26 @@ from ..host import blas_summary, blas_threads, cpu_count, llc_bytes
 from ..model.dtypes import by_numpy
 from ..model.hardware import Hardware
 from ..model.intervals import MedianCI, median_ci
+from .contention import blas_limit
 from .numpy_step import reference_product, relative_error
 from .pools import check_fits, escape_bytes, random_array
 
 #: Elements per block of the blocked triad: one block of ``a`` stays in L2 between its two passes.
 TRIAD_BLOCK = 131072
 
-#: The kernel whose best rate is the bandwidth roof. numpy cannot fuse a triad: it needs two
-#: passes per block, which measures numpy rather than memory. STREAM's add (a = b + c) moves the
-#: same three arrays in one ufunc pass and matches a native triad (see tools/stream_triad.c).
-CEILING_KERNEL = "add"
+#: The kernel whose median is the DRAM bandwidth roof. A decode step reads its weights and writes
+#: next to nothing, so its roof is a read: ``read`` (s = b·c, BLAS dot) reads two arrays and writes
+#: none. STREAM's add (a = b + c) also writes one, and each written line is first read into the cache
+#: (write-allocate) but not counted, so a GEMV read its weights faster than add's figure said (roof
+#: fractions of 1.04–1.05 in 3 of 5 quiet runs). numpy cannot fuse a triad: it needs two passes per
+#: block, which measures numpy rather than memory; add matches a native triad (tools/stream_triad.c).
+CEILING_KERNEL = "read"
 
-#: Arrays counted per element, as STREAM counts them.
-ARRAYS_MOVED = {"copy": 2, "add": 3, "triad": 3}
+#: The roof in results recorded before ``read`` was measured: add was the roof until then.
+EARLIER_CEILING_KERNEL = "add"
+
+#: Arrays counted per element, as STREAM counts them (read: the two it reads).
+ARRAYS_MOVED = {"copy": 2, "add": 3, "triad": 3, "read": 2}
 
 #: Timed passes per bandwidth kernel: 15 give the median a 96 % interval between the 4th smallest
 #: and the 4th largest pass.
@@ -42,6 +50,13 @@ BANDWIDTH_RUNS = 15
 
 #: Timed GEMMs per dtype: 6 give a 97 % interval between the slowest and the fastest.
 GEMM_RUNS = 6
+
+
+def roof_kernel(kinds: Iterable[str]) -> str | None:
+    """The kernel among recorded ``kinds`` whose figure is the bandwidth roof: :data:`CEILING_KERNEL`,
+    or :data:`EARLIER_CEILING_KERNEL` in results from before it was measured; None without either."""
+    present = set(kinds)
+    return next((k for k in (CEILING_KERNEL, EARLIER_CEILING_KERNEL) if k in present), None)
 
 
 def _rate_ci(work: float, times: list[float]) -> MedianCI:
@@ -126,12 +141,13 @@ class StreamArrays:
     Each array holds ≥ 4× the aggregate LLC (:func:`~roofline.measure.pools.escape_bytes`, STREAM's
     rule) unless ``total_bytes`` (all three together) says otherwise; each thread first-touches
     (writes) its own chunks before anything is timed. numpy releases the GIL inside ufuncs, so the
-    threads run in parallel. Bytes counted as STREAM does: 2 arrays for copy, 3 for add and triad.
+    threads run in parallel (read's dot with the BLAS on one thread per caller). Bytes counted as
+    STREAM does: 2 arrays for copy, 3 for add and triad; 2 for read, which writes none.
     """
 
     def __init__(
         self,
-        kinds: tuple[str, ...] = ("copy", "add", "triad"),
+        kinds: tuple[str, ...] = tuple(ARRAYS_MOVED),
         total_bytes: int | None = None,
         threads: int | None = None,
     ):
@@ -163,6 +179,9 @@ class StreamArrays:
     def _add(self, s: slice) -> None:
         np.add(self.b[s], self.c[s], out=self.a[s])
 
+    def _read(self, s: slice) -> float:
+        return float(np.dot(self.b[s], self.c[s]))
+
     def _triad(self, s: slice) -> None:
         a, b, c = self.a, self.b, self.c
         for start in range(s.start, s.stop, TRIAD_BLOCK):
@@ -177,16 +196,22 @@ class StreamArrays:
             raise BadInput(f"runs must be ≥ 1, got {runs}")
         a, b, c, q = self.a, self.b, self.c, self.q
         idx = np.linspace(0, self.n - 1, 1000).astype(np.int64)
-        with ThreadPoolExecutor(max_workers=self.threads) as pool:
+        # one BLAS thread per caller: the pool's threads are the parallelism (read's dot is BLAS)
+        with ThreadPoolExecutor(max_workers=self.threads) as pool, blas_limit(1):
             for kind in self.kinds:
-                fn = {"copy": self._copy, "add": self._add, "triad": self._triad}[kind]
+                fn = {"copy": self._copy, "add": self._add, "triad": self._triad, "read": self._read}[kind]
                 list(pool.map(fn, self.parts))  # warm-up
                 for _ in range(runs):
                     t0 = time.perf_counter()
-                    list(pool.map(fn, self.parts))
+                    out = list(pool.map(fn, self.parts))
                     self.times[kind].append(time.perf_counter() - t0)
-                want = {"copy": b[idx], "add": b[idx] + c[idx], "triad": b[idx] + q * c[idx]}[kind]
-                if not np.allclose(a[idx], want, rtol=1e-12, atol=0):
+                if kind == "read":
+                    got, want = sum(out), float(np.einsum("i,i->", b, c))  # numpy's own loop, not the BLAS
+                    ok = abs(got - want) <= 1e-9 * abs(want)
+                else:
+                    want = {"copy": b[idx], "add": b[idx] + c[idx], "triad": b[idx] + q * c[idx]}[kind]
+                    ok = np.allclose(a[idx], want, rtol=1e-12, atol=0)
+                if not ok:
                     raise KernelMismatch(f"the {kind} kernel computed wrong values; no bandwidth reported")
 
     def bandwidth(self) -> dict[str, Bandwidth]:
@@ -213,13 +238,13 @@ class StreamArrays:
 
 
 def stream_bandwidth(
-    kinds: tuple[str, ...] = ("copy", "add", "triad"),
+    kinds: tuple[str, ...] = tuple(ARRAYS_MOVED),
     total_bytes: int | None = None,
     runs: int = BANDWIDTH_RUNS,
     threads: int | None = None,
 ) -> dict[str, Bandwidth]:
-    """Copy (a = b), add (a = b + c) and triad (a = b + q·c), ``runs`` passes each at one moment
-    (:class:`StreamArrays`)."""
+    """Copy (a = b), add (a = b + c), triad (a = b + q·c) and read (s = b·c), ``runs`` passes each at
+    one moment (:class:`StreamArrays`)."""
     if runs < 1:
         raise BadInput(f"runs must be ≥ 1, got {runs}")
     arrays = StreamArrays(kinds, total_bytes, threads)

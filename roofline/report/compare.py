@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import BadInput
-from ..measure.ceilings import CEILING_KERNEL
 from ..model.arithmetic import attainable, crossover_batch, gemm_intensity
 from ..model.catalogue import lookup, match_host
 from ..model.dtypes import SUITE
@@ -140,9 +139,9 @@ def summarize_run(machine: MachineResults, commit: str, warnings: list[str]) -> 
     else:
         s.datasheet = match_host({"cpu": machine.info.get("cpu")})
     saved = read_measured({**machine.info, **run.params})  # the keys as they were when this commit ran
-    bw = _only(run, BANDWIDTH_CEILING, kind=CEILING_KERNEL)
-    if bw is not None:
-        s.bandwidth, s.bandwidth_from = bw * 1e9, f"{BANDWIDTH_CEILING} ({CEILING_KERNEL})"
+    roof = run.bandwidth_roof()
+    if roof is not None:
+        s.bandwidth, s.bandwidth_from = roof[1] * 1e9, f"{BANDWIDTH_CEILING} ({roof[0]})"
     elif saved["measured_bandwidth"] is not None:
         s.bandwidth, s.bandwidth_from = saved["measured_bandwidth"], FROM_MACHINE_FILE
     peak = _only(run, PEAK_CEILING, dtype=SUITE.numpy)

@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import BackendUnavailable
 from ..host import blas_threads, cpu_count, host_facts
 from ..measure import roofs as roofs_measure
-from ..measure.ceilings import CEILING_KERNEL, Ceilings, measure_ceilings
+from ..measure.ceilings import Ceilings, measure_ceilings, roof_kernel
 from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.numpy_step import decode_step
 from ..measure.overhead import measure_overhead
@@ -162,15 +162,21 @@ class Roofs:
         )
 
     @property
+    def kernel(self) -> str | None:
+        """The kernel whose rate is the bandwidth roof (:func:`~roofline.measure.ceilings.roof_kernel`)."""
+        return roof_kernel(self.bandwidth)
+
+    @property
     def roof(self) -> float | None:
-        """The bandwidth roof: the rate of :data:`~roofline.measure.ceilings.CEILING_KERNEL`."""
-        return self.bandwidth.get(CEILING_KERNEL)
+        """The bandwidth roof: the rate of :attr:`kernel`."""
+        kind = self.kernel
+        return self.bandwidth.get(kind) if kind else None
 
     def as_dict(self) -> dict[str, object]:
         roof = self.roof
         return {
             "bandwidth_gbps": {k: v / 1e9 for k, v in self.bandwidth.items()},
-            "bandwidth_kernel": CEILING_KERNEL,
+            "bandwidth_kernel": self.kernel,
             "bandwidth_roof_gbps": roof / 1e9 if roof else None,
             "peak_gflops": {d: p / 1e9 for d, p in self.peaks.items()},
             "ridge_flop_per_byte": {d: p / roof for d, p in self.peaks.items()} if roof else {},
@@ -250,7 +256,11 @@ class Report:
         levels, compute = list(h.levels), list(h.compute)
         if self.roofs is not None and self.roofs.roof and h.level(DRAM) is None:
             ram = self.facts.get("ram_bytes")
-            levels.append(LevelRoof(DRAM, ram if isinstance(ram, int) else None, self.roofs.roof / 1e9, "STREAM add"))
+            levels.append(
+                LevelRoof(
+                    DRAM, ram if isinstance(ram, int) else None, self.roofs.roof / 1e9, f"STREAM {self.roofs.kernel}"
+                )
+            )
         for d, peak in self.roofs.peaks.items() if self.roofs is not None else ():
             if h.compute_roof(by_numpy(d).name) is None:
                 compute.append(ComputeRoof(by_numpy(d).name, peak / 1e9, "numpy BLAS (square GEMM)"))
@@ -348,8 +358,8 @@ def guard_warnings(report: Report) -> list[str]:
                 warnings += guards.noisy_passes(spread, f"{kind} bandwidth")
     hw, peak = report.hardware, by_numpy(report.dtype).name
     llc = report.facts.get("llc_bytes")
-    # a decode step only reads its weights: the DRAM roof is the higher of STREAM add (reads and writes)
-    # and the sweep's read-only DRAM plateau, where one was measured
+    # a decode step only reads its weights: the DRAM roof is the higher of the STREAM roof (read; add,
+    # which also writes, in results from before read) and the sweep's DRAM plateau, where one was measured
     dram = report.roofs_by_level.level(DRAM) if hw is not None else None
     bandwidth = max(hw.bandwidth / 1e9, dram.gbps if dram is not None else 0.0) if hw is not None else 0.0
     for p in report.decode:

@@ -15,7 +15,6 @@ from ..model.catalogue import match_host
 from ..model.contention import Conditions, flat_timing
 from ..model.hierarchy import DRAM, ComputeRoof, Hierarchy, LevelRoof
 from ..suite.names import (
-    BANDWIDTH_CEILING,
     BLAS_THREADS_USED,
     COMPUTE_PEAK,
     DECODE_CLASSES,
@@ -151,7 +150,7 @@ def report_from_results(
     run = m.run(full) if full else None
     if run is None:
         raise BadInput(f"machine {name!r} in {res.path} has no readable results")
-    bandwidth = {p["kind"]: v * 1e9 for p, v in run.points(BANDWIDTH_CEILING) if v and "kind" in p}
+    bandwidth = {k: v * 1e9 for k, v in run.stream_gbps().items()}
     peaks = {p["dtype"]: v * 1e9 for p, v in run.points(PEAK_CEILING) if v and "dtype" in p}
     single, amortized = (run.value(OVERHEAD.format(k), backend="numpy") for k in ("single", "amortized"))
     facts = facts_from_machine(m.info, name)

@@ -128,7 +128,8 @@ def fleet_figures(
     """The gate's figures from ``machine``'s run at ``commit`` (default: its latest) in ``results``.
 
     Decode figures are at the largest n with a value at that batch, weights from DRAM; the
-    bandwidth roof is the ceiling kernel's; the gpu_ figures (``gpu``) come from the CUDA class.
+    bandwidth roof is :meth:`~roofline.suite.results.Run.bandwidth_roof`'s; the gpu_ figures (``gpu``)
+    come from the CUDA class.
     """
     if machine not in results.machines:
         raise BadInput(f"no machine {machine!r} in {results.path} (machines: {', '.join(results.machines)})")
@@ -151,8 +152,9 @@ def fleet_figures(
         value, note = _at_largest_n(run, track, batch, **where)
         label = " ".join([*(str(v) for v in where.values()), f"batch={batch}", note])
         figures.append(Figure(name, FIGURES[name], value, track, label if value is not None else note))
+    roof = run.bandwidth_roof()  # read; add in a run from before read was measured
     for name, track, params in (
-        ("bandwidth_roof_gbps", BANDWIDTH_CEILING, {"kind": CEILING_KERNEL}),
+        ("bandwidth_roof_gbps", BANDWIDTH_CEILING, {"kind": roof[0] if roof else CEILING_KERNEL}),
         ("observed_crossover", OBSERVED_CROSSOVER, {}),
     ):
         points = run.points(track)

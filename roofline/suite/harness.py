@@ -190,7 +190,7 @@ def decode_twin(point: Point) -> _Twin:
 
 
 def bandwidth_gbps(run: RunState | str, kind: str) -> float:
-    """This run's STREAM-style bandwidth of one kernel, GB/s (the roof is ``add``)."""
+    """This run's STREAM-style bandwidth of one kernel, GB/s (the roof is ``read``)."""
     run = require(run)
     if run.ceilings_failed:
         raise KernelMismatch(run.ceilings_failed)

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BadInput
+from ..measure.ceilings import roof_kernel
+from .names import BANDWIDTH_CEILING
 
 #: asv 0.6's format versions of a result file and of benchmarks.json.
 RESULT_API_VERSION = 2
@@ -157,6 +159,16 @@ class Run:
         """Every parameter combination of ``benchmark`` with its value, in asv's order."""
         names = self.param_names.get(benchmark, ())
         return [(dict(zip(names, key, strict=True)), v) for key, v in self.values.get(benchmark, {}).items()]
+
+    def stream_gbps(self) -> dict[str, float]:
+        """GB/s per STREAM kernel this run recorded (the bandwidth ceilings); n/a left out."""
+        return {p["kind"]: v for p, v in self.points(BANDWIDTH_CEILING) if v and "kind" in p}
+
+    def bandwidth_roof(self) -> tuple[str, float] | None:
+        """(kernel, GB/s) of the bandwidth roof this run recorded (:func:`~roofline.measure.ceilings.roof_kernel`)."""
+        rates = self.stream_gbps()
+        kind = roof_kernel(rates)
+        return (kind, rates[kind]) if kind else None
 
 
 @dataclass

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import BackendUnavailable, BadInput, KernelMismatch
 from ..host import blas_threads, cpu_count, llc_bytes
-from ..measure.ceilings import BANDWIDTH_RUNS, CEILING_KERNEL, GEMM_RUNS, CeilingRounds, default_gemm_n
+from ..measure.ceilings import BANDWIDTH_RUNS, CEILING_KERNEL, GEMM_RUNS, CeilingRounds, default_gemm_n, roof_kernel
 from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.numpy_step import decode_step
 from ..measure.step import DecodeMeasurement, StepRounds
@@ -90,8 +90,11 @@ class RunState:
 
 
 def roofs(bandwidth_gbps: Mapping[str, float], peak_gflops: Mapping[str, float]) -> Hardware | None:
-    """The Hardware of recorded ceilings (GB/s per STREAM kernel, GFLOP/s per numpy dtype); None without both."""
-    roof = bandwidth_gbps.get(CEILING_KERNEL)
+    """The Hardware of recorded ceilings (GB/s per STREAM kernel, GFLOP/s per numpy dtype); None without both.
+
+    The roof is :func:`~roofline.measure.ceilings.roof_kernel`'s: read, or add in a state from before read."""
+    kind = roof_kernel(bandwidth_gbps)
+    roof = bandwidth_gbps.get(kind) if kind else None
     peaks = {by_numpy(d).name: v * 1e9 for d, v in peak_gflops.items() if v}
     if not roof or not peaks:
         return None
