@@ -237,3 +237,24 @@ def test_a_read_only_decode_step_is_held_to_the_higher_dram_roof():
     assert any("the measured ceiling" in w for w in build_report(FACTS, ROOFS, decode=(at[30.0],)).warnings)
     over_both = build_report(FACTS, ROOFS, decode=(at[40.0],), hierarchy=hier)
     assert any("n=2048 batch=1 bandwidth" in w and "the measured ceiling" in w for w in over_both.warnings)
+
+
+def test_a_run_that_measured_read_has_one_dram_roof_for_roof_percent_and_its_fraction():
+    """With read (the roof since it was measured) the DRAM level is the STREAM roof, not the sweep's plateau:
+    a DRAM point's roof% is then asv's roofline fraction, and the ridge divides by the same figure."""
+    roofs = replace(ROOFS, bandwidth={**ROOFS.bandwidth, "read": 34e9})
+    levels = tuple(replace(r, gbps=32.0) if r.level == DRAM else r for r in HIER.levels)
+    n = 2048
+    rep = build_report(
+        FACTS, roofs, decode=(point(n, 1, 4 * (n * n + 2 * n) / 30e9),), hierarchy=replace(HIER, levels=levels)
+    )
+    dram = rep.roofs_by_level.level(DRAM)
+    assert (dram.gbps, dram.kernel, dram.bytes) == (34.0, "STREAM read", 16 * 2**30)
+    assert [r.level for r in rep.roofs_by_level.levels] == ["L1", "L2", "L3", DRAM]
+    row = rep.row(rep.decode[0])
+    assert row.own.level == DRAM and row.own.fraction == pytest.approx(row.roofline_fraction, rel=1e-9)
+    text = render_text(rep)
+    assert rep.hardware.bandwidth == 34e9 and "DRAM      34.0  STREAM read" in text and "DRAM roof is read" in text
+    # results from before read: the sweep's plateau stays the DRAM level beside add
+    old = build_report(FACTS, ROOFS, decode=rep.decode, hierarchy=replace(HIER, levels=levels))
+    assert old.roofs_by_level.level(DRAM).gbps == 32.0 and old.hardware.bandwidth == ROOFS.bandwidth["add"]

@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import BackendUnavailable
 from ..host import blas_threads, cpu_count, host_facts
 from ..measure import roofs as roofs_measure
-from ..measure.ceilings import Ceilings, measure_ceilings, roof_kernel
+from ..measure.ceilings import CEILING_KERNEL, Ceilings, measure_ceilings, roof_kernel
 from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.numpy_step import decode_step
 from ..measure.overhead import measure_overhead
@@ -251,16 +251,20 @@ class Report:
 
     @cached_property
     def roofs_by_level(self) -> Hierarchy:
-        """The measured hierarchy, completed by the STREAM DRAM roof and the GEMM peaks where it lacks them."""
+        """The measured hierarchy, completed by the STREAM DRAM roof and the GEMM peaks where it lacks them.
+
+        The STREAM roof is the DRAM level's whenever it is read (the figure the ridge, the predicted
+        crossover and asv's roofline fraction divide by: one DRAM roof per run); a sweep's read-only
+        DRAM plateau stands in only beside add, the roof of results from before read, which also writes.
+        """
         h = self.hierarchy or Hierarchy()
         levels, compute = list(h.levels), list(h.compute)
-        if self.roofs is not None and self.roofs.roof and h.level(DRAM) is None:
+        roofs, swept = self.roofs, h.level(DRAM)
+        if roofs is not None and roofs.roof and (swept is None or roofs.kernel == CEILING_KERNEL):
             ram = self.facts.get("ram_bytes")
-            levels.append(
-                LevelRoof(
-                    DRAM, ram if isinstance(ram, int) else None, self.roofs.roof / 1e9, f"STREAM {self.roofs.kernel}"
-                )
-            )
+            size = swept.bytes if swept is not None else ram if isinstance(ram, int) else None
+            levels = [r for r in levels if r.level != DRAM]
+            levels.append(LevelRoof(DRAM, size, roofs.roof / 1e9, f"STREAM {roofs.kernel}"))
         for d, peak in self.roofs.peaks.items() if self.roofs is not None else ():
             if h.compute_roof(by_numpy(d).name) is None:
                 compute.append(ComputeRoof(by_numpy(d).name, peak / 1e9, "numpy BLAS (square GEMM)"))
@@ -358,8 +362,8 @@ def guard_warnings(report: Report) -> list[str]:
                 warnings += guards.noisy_passes(spread, f"{kind} bandwidth")
     hw, peak = report.hardware, by_numpy(report.dtype).name
     llc = report.facts.get("llc_bytes")
-    # a decode step only reads its weights: the DRAM roof is the higher of the STREAM roof (read; add,
-    # which also writes, in results from before read) and the sweep's DRAM plateau, where one was measured
+    # a decode step only reads its weights: the DRAM roof is the higher of the STREAM roof and the DRAM
+    # level's (the same read roof; a sweep's read-only plateau beside add, which also writes)
     dram = report.roofs_by_level.level(DRAM) if hw is not None else None
     bandwidth = max(hw.bandwidth / 1e9, dram.gbps if dram is not None else 0.0) if hw is not None else 0.0
     for p in report.decode:
@@ -416,8 +420,9 @@ def render_roofs(h: Hierarchy) -> list[str]:
     """The memory roofs with their plateaus, and the compute roofs with their libraries (or why skipped)."""
     out = []
     if h.levels:
-        out.append("  memory roofs (GB/s, median of the level's plateau in a working-set sweep; roof% divides by")
-        out.append("  the roof of the level a point's working set fits in, and its dtype's compute roof):")
+        out.append("  memory roofs (GB/s, median of the level's plateau in a working-set sweep or of the STREAM")
+        out.append("  kernel named; roof% divides by the roof of the level a point's working set fits in, and its")
+        out.append("  dtype's compute roof):")
         rw = {r.level: r.gbps for r in h.read_write}
         for r in h.levels:
             line = f"    {r.level:<5} {r.gbps:8.1f}  {r.kernel}"
@@ -456,7 +461,9 @@ def render_text(report: Report) -> str:
     if report.roofs is not None:
         c = report.roofs.as_dict()
         bws = ", ".join(f"{k} {v:.1f}" for k, v in c["bandwidth_gbps"].items())
-        out.append(f"  STREAM bandwidth (GB/s): {bws}; the DRAM roof without a sweep is {c['bandwidth_kernel']}")
+        kernel = c["bandwidth_kernel"]
+        when = "" if kernel == CEILING_KERNEL else " without a sweep"  # add: a sweep's read-only plateau first
+        out.append(f"  STREAM bandwidth (GB/s): {bws}; the DRAM roof{when} is {kernel}")
         peaks = ", ".join(f"{d} {v:.1f}" for d, v in c["peak_gflops"].items())
         out.append(f"  square-GEMM peak (GFLOP/s): {peaks}")
         ridges = ", ".join(f"{d} {v:.1f}" for d, v in c["ridge_flop_per_byte"].items())
