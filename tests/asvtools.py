@@ -69,7 +69,13 @@ def asv_env(repo: Path, home: Path, cache: Path, **extra: str) -> dict[str, str]
     return env
 
 
-def asv(repo: Path, env: dict[str, str], *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+#: Seconds an `asv run` or `roofline bench` at SMALL_ENV sizes may take before a test calls it hung.
+#: Beside two busy loops on a 2-core VM one `roofline bench` took 322-428 s (three asv rounds of the
+#: time_ twins, each running to its 10 s limit under load); 600 s timed out once at load average 5.3.
+RUN_TIMEOUT_S = 900
+
+
+def asv(repo: Path, env: dict[str, str], *args: str, timeout: float = RUN_TIMEOUT_S) -> subprocess.CompletedProcess:
     return subprocess.run(
         [*ASV, *args], cwd=repo, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
     )

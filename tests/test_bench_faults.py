@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from .asvtools import asv_env, git, load_results, result_files, scratch_repo
+from .asvtools import RUN_TIMEOUT_S, asv_env, git, load_results, result_files, scratch_repo
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +26,7 @@ def project(tmp_path):
     return repo, env
 
 
-def bench(repo, env, *extra, timeout=900):
+def bench(repo, env, *extra, timeout=RUN_TIMEOUT_S):
     return subprocess.run(
         [*BENCH, *extra], cwd=repo, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
     )
@@ -326,7 +326,7 @@ def test_make_bench_path_builds_asv_virtualenv_despite_a_broken_shim(project, tm
         env=env,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=RUN_TIMEOUT_S,
         stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -21,7 +21,7 @@ import pytest
 
 from roofline.suite.offline_html import ASSETS, VENDOR, local_server
 
-from .asvtools import asv_env, scratch_repo
+from .asvtools import RUN_TIMEOUT_S, asv_env, scratch_repo
 from .browser import SERIES_WITH_POINTS, offline_page, serving, static_server
 
 pytestmark = pytest.mark.slow
@@ -46,7 +46,7 @@ def bench(tmp_path_factory):
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=RUN_TIMEOUT_S,
         stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -21,7 +21,7 @@ from roofline.suite import machine_file
 from roofline.suite.offline_html import local_server
 
 from .asv_fixtures import snapshot
-from .asvtools import asv_env, git, load_results, scratch_repo, selection
+from .asvtools import RUN_TIMEOUT_S, asv_env, git, load_results, scratch_repo, selection
 from .browser import SERIES_WITH_POINTS, offline_page, serving
 from .test_agreement import assert_agree
 
@@ -52,7 +52,7 @@ pytestmark = pytest.mark.slow
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess:
-    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     if check and out.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} exited {out.returncode}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
     return out
