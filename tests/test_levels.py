@@ -63,6 +63,42 @@ def test_the_sweep_gives_one_roof_per_level_and_the_compute_roofs(hierarchy):
     assert all(len(why) > 20 for why in h.skipped.values())
 
 
+def test_the_load_kernel_sums_every_element_of_any_length_each_pass():
+    """Two halves summed side by side, then the odd element: every length, including 0 and 1."""
+    load = levels.kernels()["load"]
+    rng = np.random.default_rng(7)
+    for n in [*range(0, 40), 1023, 4097]:
+        a = rng.random(n) + 0.5
+        assert load(a, 3) == pytest.approx(3 * float(np.sum(a, dtype=np.float64)), rel=1e-12, abs=0)
+
+
+def test_each_threads_buffer_is_random_and_starts_on_a_cache_line():
+    for seed in range(8):
+        a = levels._random_on_a_line(seed, 1000 + seed)
+        assert a.size == 1000 + seed and a.ctypes.data % levels.LINE == 0
+        assert np.all(a > 0) and len(np.unique(a)) == a.size  # drawn, not zero pages
+    assert levels.ALIGN * 8 % (2 * levels.LINE) == 0  # a share's halves start on lines too
+
+
+def test_small_working_sets_get_buffers_of_their_own_within_twice_the_largest():
+    shares = [512, 724, 1024, 1448, 2048, 4096, 8192, 16384]
+    own = levels.own_buffers(shares)
+    assert own == [512, 724, 1024, 1448, 2048, 4096, 16384]  # 8192 would take them past 16384
+    assert sum(own) <= 2 * max(shares)
+    assert levels.own_buffers([64]) == [64]
+    team = levels._Team(2, [16, 32, 48, 64])  # 16 + 32 + 48 > 64: 48 reads a prefix of 64
+    try:
+        assert sorted(team.buffers) == [16, 32, 64]
+        for n, owner in ((16, 16), (32, 32), (48, 64), (64, 64)):
+            views = team.views(n)
+            assert [v.size for v in views] == [n, n] and views[0].ctypes.data != views[1].ctypes.data
+            assert [v.ctypes.data for v in views] == [b.ctypes.data for b in team.buffers[owner]]
+        elapsed, sums = team.run(levels.kernels()["load"], 48, 2)
+        assert elapsed > 0 and sums == pytest.approx([2 * float(np.sum(v)) for v in team.views(48)], rel=1e-12)
+    finally:
+        team.close()
+
+
 def test_a_wrong_kernel_fails_loudly(monkeypatch):
     good = levels.kernels()
     monkeypatch.setattr(levels, "kernels", lambda: {**good, "load": lambda a, reps: 1.0})

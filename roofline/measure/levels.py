@@ -48,8 +48,12 @@ ROOF_KERNEL = "load"
 #: A timed call lasts at least this long: several scheduler slices, so a sample under a neighbour
 #: measures the share of the cores it got (as a referee's long run does), not a lucky gap between slices.
 MIN_SAMPLE_S = 0.03
-#: A thread's share is a whole number of these elements (a 64-byte line of float64).
-ALIGN = 8
+#: Bytes in a cache line: every thread's buffer starts on one.
+LINE = 64
+#: A thread's share is a whole number of these elements (two lines of float64), so each half that
+#: the ``load`` kernel sums side by side starts on a line too: a vector load that straddles two lines
+#: costs two, and at L1 that shows.
+ALIGN = 2 * LINE // 8
 
 
 @dataclass(frozen=True)
@@ -134,10 +138,36 @@ def sweep_sizes(
     return sorted({int(lo * 2 ** (i / per_octave)) for i in range(steps + 1)})
 
 
-class _Team:
-    """One thread per core, each pinned to its core, each owning (and first-touching) its buffer."""
+def _random_on_a_line(seed: int, elements: int) -> np.ndarray:
+    """``elements`` random float64 whose first element starts a cache line (numpy promises 16 bytes)."""
+    raw = np.random.default_rng(seed).random(elements + LINE // 8)
+    start = (-raw.ctypes.data % LINE) // raw.itemsize
+    return raw[start : start + elements]
 
-    def __init__(self, threads: int, elements: int):
+
+def own_buffers(shares: Sequence[int]) -> list[int]:
+    """The shares (elements per thread) that get a buffer of their own: the smallest first, while
+    together they hold no more than the largest, which every other share reads a prefix of."""
+    *rest, largest = sorted(set(shares))
+    own, total = [], 0
+    for n in rest:
+        if total + n > largest:
+            break
+        own.append(n)
+        total += n
+    return [*own, largest]
+
+
+class _Team:
+    """One thread per core, each pinned to its core, each owning (and first-touching) its buffers.
+
+    A working set is a buffer of its own (as likwid-bench allocates one per run), not a prefix of the
+    largest: on this project's Zen 3 VM an L1-sized prefix of a 128 MiB buffer read 65-145 GB/s on one
+    core where a buffer of its own read 130-200, the two alternated in one process. Sets too large to
+    have their own within twice the largest buffer's memory read a prefix of the largest.
+    """
+
+    def __init__(self, threads: int, shares: Sequence[int]):
         cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(threads))
         counter = itertools.count()
 
@@ -148,15 +178,31 @@ class _Team:
 
         self.threads = threads
         self.pool = ThreadPoolExecutor(max_workers=threads, initializer=pin)
-        # Each thread draws its own random buffer: the pages are written (never zero pages) by the core that reads them.
-        self.buffers = list(self.pool.map(lambda i: np.random.default_rng(i).random(elements), range(threads)))
+        # Each thread draws its own random buffers: the pages are written (never zero pages) by the core
+        # that reads them.
+        own = own_buffers(shares)
+        self.buffers = {
+            n: list(self.pool.map(lambda i, k=k, n=n: _random_on_a_line(i * len(own) + k, n), range(threads)))
+            for k, n in enumerate(own)
+        }
+        self._owner = {n: min(m for m in own if m >= n) for n in shares}
+
+    @property
+    def largest(self) -> list[np.ndarray]:
+        """Each thread's largest buffer."""
+        return self.buffers[max(self.buffers)]
+
+    def views(self, n: int) -> list[np.ndarray]:
+        """Each thread's working set of ``n`` elements: its own buffer, or a prefix of the largest."""
+        return [b[:n] for b in self.buffers[self._owner[n]]]
 
     def run(self, fn, n: int, reps: int, *args) -> tuple[float, list[float]]:
         """Wall time from the first thread's start to the last thread's end, and each thread's result."""
+        views = self.views(n)
 
         def one(i: int):
             t0 = time.perf_counter()
-            r = fn(self.buffers[i][:n], reps, *args)
+            r = fn(views[i], reps, *args)
             return t0, time.perf_counter(), r
 
         out = list(self.pool.map(one, range(self.threads)))
@@ -167,8 +213,8 @@ class _Team:
 
 
 def _validate(team: _Team, kernel: str, fns) -> None:
-    """Each kernel against float64 numpy on every thread's whole buffer, once, before timing."""
-    for i, buf in enumerate(team.buffers):
+    """Each kernel against float64 numpy on every thread's largest buffer, once, before timing."""
+    for i, buf in enumerate(team.largest):
         if kernel == "load":
             got, want = fns["load"](buf, 3), 3 * float(np.sum(buf, dtype=np.float64))
             if not abs(got - want) <= 1e-9 * abs(want):
@@ -217,9 +263,9 @@ def cache_sweep(
     sizes = sorted(sizes or sweep_sizes(caps))
     threads = threads or cpu_count()
     shares = {s: max(ALIGN, s // 8 // threads // ALIGN * ALIGN) for s in sizes}
-    check_fits(8 * threads * max(shares.values()), "the cache sweep's buffers")
+    check_fits(8 * threads * sum(own_buffers(list(shares.values()))), "the cache sweep's buffers")
     fns = kernels()
-    team = _Team(threads, max(shares.values()))
+    team = _Team(threads, list(shares.values()))
     try:
         for k in kernel_names:
             _validate(team, k, fns)
@@ -233,7 +279,7 @@ def cache_sweep(
                         reps[s, k] = _calibrate(team, fns[k], n, args, min_sample_s)
                     elapsed, results = team.run(fns[k], n, reps[s, k], *args)
                     if k == "load":
-                        want = reps[s, k] * np.array([np.sum(b[:n]) for b in team.buffers])
+                        want = reps[s, k] * np.array([np.sum(v) for v in team.views(n)])
                         if not np.allclose(results, want, rtol=1e-6, atol=0):
                             raise KernelMismatch("the compiled load kernel returned a wrong sum while timed")
                     moved = BYTES_PER_ELEMENT[k] * n * threads * reps[s, k]
