@@ -11,6 +11,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -95,6 +96,21 @@ def test_small_working_sets_get_buffers_of_their_own_within_twice_the_largest():
             assert [v.ctypes.data for v in views] == [b.ctypes.data for b in team.buffers[owner]]
         elapsed, sums = team.run(levels.kernels()["load"], 48, 2)
         assert elapsed > 0 and sums == pytest.approx([2 * float(np.sum(v)) for v in team.views(48)], rel=1e-12)
+    finally:
+        team.close()
+
+
+def test_each_task_of_the_team_runs_on_its_own_pinned_thread():
+    """Thread i runs task i, never two at once, even when a task ends before the next thread wakes."""
+    cpus = sorted(os.sched_getaffinity(0))
+    threads = min(2, len(cpus))
+    team = levels._Team(threads, [64])
+    try:
+        for _ in range(200):  # an instant task: a pool without the barrier hands both to one thread
+            got = team._on_every_thread(lambda i: (i, threading.get_ident(), sorted(os.sched_getaffinity(0))))
+            assert [i for i, _, _ in got] == list(range(threads))
+            assert len({ident for _, ident, _ in got}) == threads
+            assert [cpu for _, _, cpu in got] == [[cpus[i]] for i in range(threads)]
     finally:
         team.close()
 

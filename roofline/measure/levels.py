@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -170,22 +171,37 @@ class _Team:
     def __init__(self, threads: int, shares: Sequence[int]):
         cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(threads))
         counter = itertools.count()
+        self._local = threading.local()
 
         def pin() -> None:
-            i = next(counter)
+            i = self._local.index = next(counter)
             if hasattr(os, "sched_setaffinity") and len(cpus) >= threads:
                 os.sched_setaffinity(0, {cpus[i % len(cpus)]})
 
         self.threads = threads
         self.pool = ThreadPoolExecutor(max_workers=threads, initializer=pin)
+        own = own_buffers(shares)
         # Each thread draws its own random buffers: the pages are written (never zero pages) by the core
         # that reads them.
-        own = own_buffers(shares)
         self.buffers = {
-            n: list(self.pool.map(lambda i, k=k, n=n: _random_on_a_line(i * len(own) + k, n), range(threads)))
+            n: self._on_every_thread(lambda i, k=k, n=n: _random_on_a_line(i * len(own) + k, n))
             for k, n in enumerate(own)
         }
         self._owner = {n: min(m for m in own if m >= n) for n in shares}
+
+    def _on_every_thread(self, fn: Callable[[int], object]) -> list:
+        """``fn(i)`` on thread i of the team, for every i at once; the results in thread order.
+
+        A barrier holds each task until all have started, so no thread runs two (a pool may hand
+        both tasks to one thread when the other is slow to wake: one sample at half the rate).
+        """
+        barrier = threading.Barrier(self.threads)
+
+        def task(_):
+            barrier.wait(timeout=60)
+            return self._local.index, fn(self._local.index)
+
+        return [r for _, r in sorted(self.pool.map(task, range(self.threads)), key=lambda ir: ir[0])]
 
     @property
     def largest(self) -> list[np.ndarray]:
@@ -197,7 +213,9 @@ class _Team:
         return [b[:n] for b in self.buffers[self._owner[n]]]
 
     def run(self, fn, n: int, reps: int, *args) -> tuple[float, list[float]]:
-        """Wall time from the first thread's start to the last thread's end, and each thread's result."""
+        """Wall time from the first thread's start to the last thread's end, and each thread's result.
+
+        Thread i reads its own view i (the one it wrote): its core's caches hold it from call to call."""
         views = self.views(n)
 
         def one(i: int):
@@ -205,7 +223,7 @@ class _Team:
             r = fn(views[i], reps, *args)
             return t0, time.perf_counter(), r
 
-        out = list(self.pool.map(one, range(self.threads)))
+        out = self._on_every_thread(one)
         return max(t1 for _, t1, _ in out) - min(t0 for t0, _, _ in out), [r for _, _, r in out]
 
     def close(self) -> None:
