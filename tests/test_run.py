@@ -302,6 +302,83 @@ def test_step_rounds_pool_every_round_and_refuse_none(monkeypatch):
     assert [m.seconds for m in got] == [1e-5, 1e-5] and all(m.calls_per_sample == 2 for m in got)
 
 
+class _FakeStep:
+    """What StepRounds and measurement() read of a host-timed step; ``pool`` stands for its weights."""
+
+    def __init__(self, n=64, batch=1, dtype="float32"):
+        self.n, self.batch, self.dtype, self.regime, self.itemsize = n, batch, dtype, "dram", 4
+        self.pool_bytes, self.llc_bytes, self.pool = 0, 0, bytearray(16)
+        self.flops, self.bytes_moved = 2.0 * n * n * batch, 4.0 * n * (n + 2 * batch)
+
+
+def _fake_timing(monkeypatch, seconds=1e-5):
+    from roofline.measure import step as step_module
+    from roofline.measure.timing import Timing
+
+    timed = []
+
+    def interleaved(fns, repeats, warmup, **kwargs):
+        timed.append([(id(f), getattr(f, "backend", None)) for f in fns])  # no reference kept
+        return [Timing((seconds,) * repeats, 2, seconds) for _ in fns]
+
+    monkeypatch.setattr(step_module, "time_interleaved", interleaved)
+    return timed
+
+
+def test_step_rounds_on_fresh_builds_pool_their_samples_and_let_each_builds_pools_go(monkeypatch):
+    import gc
+    import weakref
+
+    from roofline.measure.step import StepRounds
+
+    timed = _fake_timing(monkeypatch)
+    first = _FakeStep()
+    gone = weakref.ref(first)
+    rounds = StepRounds([first], repeats=5)
+    rounds.time()
+    rounds.release()
+    del first
+    gc.collect()
+    assert gone() is None  # released: the first build's pool is free before the next is built
+    fresh = _FakeStep()
+    rounds.time([fresh])
+    assert timed[-1] == [(id(fresh), None)]  # the round timed the fresh build
+    (m,) = rounds.measurements()
+    assert m.samples == 10 and (m.n, m.batch, m.dtype, m.bytes_per_param) == (64, 1, "float32", 4)
+    assert m.gflops == pytest.approx(2.0 * 64 * 64 / 1e-5 / 1e9)
+    with pytest.raises(BadInput, match="same steps"):
+        rounds.time([_FakeStep(n=128)])
+
+
+def test_the_backend_grid_times_fresh_builds_in_every_round_and_a_later_failure_leaves_no_figure(monkeypatch):
+    monkeypatch.setenv("ROOFLINE_BACKEND_N", "256")
+    monkeypatch.setenv("ROOFLINE_BACKEND_BATCH", "1")
+    timed = _fake_timing(monkeypatch)
+    builds = []
+
+    def build(backend, dtype, n, batch):
+        builds.append((backend, dtype))
+        if backend == "numpy" and dtype == "bf16":
+            raise BackendUnavailable("numpy has no bf16")
+        if (backend, dtype) == ("torch-cpu", "bf16") and builds.count((backend, dtype)) == 3:
+            raise KernelMismatch("bf16 went wrong in the last round")
+        step = _FakeStep(n, batch, dtype)
+        step.backend = backend
+        return step
+
+    monkeypatch.setattr(harness, "build_step", build)
+    grid = harness.backend_grid(GRID)
+    ok = {k: p for k, p in grid.items() if p.status == "ok"}
+    assert sorted(ok) == [("numpy", "fp32", 256, 1), ("torch-cpu", "fp32", 256, 1)]
+    assert all(p.measurement.samples == 7 * run.ROUNDS for p in ok.values())  # every round's samples
+    assert grid["torch-cpu", "bf16", 256, 1].status == "failed" and grid["numpy", "bf16", 256, 1].status == "skipped"
+    assert grid["numpy", "fp32", 2048, 1].status == "skipped"  # not chosen
+    # each round builds every step afresh, the backends one after another, never timed together
+    assert builds.count(("numpy", "fp32")) == builds.count(("torch-cpu", "fp32")) == run.ROUNDS
+    assert len(timed) == 2 * run.ROUNDS and all(len({b for _, b in fns}) == 1 for fns in timed)
+    assert [len(fns) for fns in timed] == [1, 2] * (run.ROUNDS - 1) + [1, 1]
+
+
 def test_the_decode_rounds_and_the_ceiling_rounds_alternate_over_the_run(monkeypatch):
     """Points, ceilings, points, ceilings, sweep, points, ceilings: each point's samples and each
     ceiling's passes come from three moments of the run, not from one; the ceilings' passes are split

@@ -89,8 +89,16 @@ class StepRounds:
     def rounds(self) -> int:
         return min((len(t) for t in self.timings), default=0)
 
-    def time(self) -> None:
-        """One round: the host-timed steps interleaved, then each device step on its own."""
+    def time(self, fresh: Sequence[DecodeStep] | None = None) -> None:
+        """One round: the host-timed steps interleaved, then each device step on its own.
+
+        ``fresh``: new builds of the same steps (the same sizes, new pools: another placement in
+        memory), timed from this round on in place of the ones held.
+        """
+        if fresh is not None:
+            if [(s.n, s.batch, s.dtype) for s in fresh] != [(s.n, s.batch, s.dtype) for s in self.steps]:
+                raise BadInput("a round's fresh steps must be the same steps, in the same order")
+            self.steps = list(fresh)
         host = [i for i, s in enumerate(self.steps) if host_timed(s)]
         if host:
             got = time_interleaved(
@@ -107,12 +115,60 @@ class StepRounds:
                 t, self.timers[i] = s.time(repeats=self.repeats, warmup=self.warmup)
                 self.timings[i].append(t)
 
+    def only(self, kept: Sequence[int]) -> None:
+        """Keep only the steps at these indices, with their timings (a step that failed a later round)."""
+        self.steps = [self.steps[i] for i in kept]
+        self.timings = [self.timings[i] for i in kept]
+        self.timers = [self.timers[i] for i in kept]
+
+    def release(self) -> None:
+        """Let go of the steps (their pools) and keep what :meth:`measurements` reads of them; only
+        a round on fresh builds (:meth:`time` with ``fresh``) can follow."""
+        self.steps = [_Shape.of(s) for s in self.steps]
+
     def measurements(self) -> list[DecodeMeasurement]:
         """Each step's figures from all its rounds' samples; BadInput before the first round."""
         if self.steps and not self.rounds:
             raise BadInput("no round of the steps was timed")
         rows = zip(self.steps, self.timings, self.timers, strict=True)
         return [measurement(s, pooled(t), timer) for s, t, timer in rows]
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What :func:`measurement` reads of a step, without the step's pools."""
+
+    n: int
+    batch: int
+    dtype: str
+    regime: str
+    flops: float
+    bytes_moved: float
+    pool_bytes: int
+    llc_bytes: int
+    backend: str
+    bytes_per_param: int | None
+    threads: int | None
+
+    @property
+    def itemsize(self) -> int | None:
+        return self.bytes_per_param
+
+    @classmethod
+    def of(cls, step) -> _Shape:
+        return cls(
+            step.n,
+            step.batch,
+            step.dtype,
+            step.regime,
+            step.flops,
+            step.bytes_moved,
+            step.pool_bytes,
+            step.llc_bytes,
+            getattr(step, "backend", "numpy"),
+            getattr(step, "bytes_per_param", getattr(step, "itemsize", None)),
+            getattr(step, "threads", None),
+        )
 
 
 def measurement(step: DecodeStep, t: Timing, timer: str = "host") -> DecodeMeasurement:

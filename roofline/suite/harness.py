@@ -29,11 +29,11 @@ from ..errors import BackendUnavailable, KernelMismatch
 from ..measure.backends import available, build_step, release_cuda
 from ..measure.contention import limit_blas
 from ..measure.numpy_step import decode_step
-from ..measure.step import DecodeMeasurement, measure_step, measure_steps
+from ..measure.step import DecodeMeasurement, StepRounds, measure_step
 from ..model import guards
 from ..model.dtypes import SUITE
 from . import params
-from .run import PointResult, RunState, measure_run  # noqa: F401  (measure_run: the decode setup_cache)
+from .run import ROUNDS, PointResult, RunState, measure_run  # noqa: F401  (measure_run: the decode setup_cache)
 
 _said: set[str] = set()
 
@@ -274,25 +274,54 @@ CPU_BACKENDS = ("numpy", "torch-cpu")
 
 
 def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResult]:
-    """Measure every chosen (backend, dtype, n, batch) of the CPU backend class once; the rest keep why not."""
+    """Measure every chosen (backend, dtype, n, batch) of the CPU backend class; the rest keep why not.
+
+    Timed in :data:`~roofline.suite.run.ROUNDS` rounds, numpy's steps then torch's in each (never
+    together: their thread pools would spin against each other), and pooled, so no one moment of the
+    machine makes a figure. Each round builds its steps afresh and lets them go before the next
+    backend's are built, so one backend's pools are held at a time (numpy's and torch fp32's map the
+    shared random file; torch's bf16 pools are copies). Timed at one moment, stop 28's five quiet runs
+    put numpy fp32 n=256 b=1 at 2.5-4.3 GFLOP/s while asv's twin of it, timed in three rounds, moved 15 %.
+    """
     chosen = params.chosen(grid)
     out: dict[tuple, PointResult] = {}
+    keys: dict[str, list[tuple]] = {backend: [] for backend in CPU_BACKENDS}
     for backend in CPU_BACKENDS:
-        steps = {}
         for dtype in ("fp32", "bf16"):
             for n in grid.get("ROOFLINE_BACKEND_N", ()):
                 for batch in grid.get("ROOFLINE_BACKEND_BATCH", ()):
                     key = (backend, dtype, n, batch)
                     if n not in chosen["ROOFLINE_BACKEND_N"] or batch not in chosen["ROOFLINE_BACKEND_BATCH"]:
                         out[key] = PointResult("skipped", "not chosen this run (ROOFLINE_BACKEND_N, _BATCH)")
-                        continue
-                    try:
-                        steps[key] = build_step(backend, dtype, n, batch)
-                    except BackendUnavailable as exc:
-                        out[key] = PointResult("skipped", str(exc))
-                    except KernelMismatch as exc:
-                        out[key] = PointResult("failed", str(exc))
-        for key, m in zip(steps, measure_steps(list(steps.values())), strict=True):
+                    else:
+                        keys[backend].append(key)
+    rounds: dict[str, StepRounds] = {}
+    for r in range(ROUNDS):
+        for backend in CPU_BACKENDS:
+            steps = {}
+            for key in keys[backend]:
+                try:
+                    steps[key] = build_step(*key)
+                except BackendUnavailable as exc:
+                    out[key] = PointResult("skipped", str(exc))
+                except KernelMismatch as exc:
+                    out[key] = PointResult("failed", str(exc))
+            if not steps:
+                keys[backend] = []
+                continue
+            if r == 0:
+                rounds[backend] = StepRounds(list(steps.values()))
+                rounds[backend].time()
+            else:  # a step that would not build in a later round has no figure
+                rounds[backend].only([i for i, key in enumerate(keys[backend]) if key in steps])
+                rounds[backend].time(list(steps.values()))
+            keys[backend] = list(steps)
+            rounds[backend].release()  # this round's pools go before the next are built
+            del steps
+    for backend in CPU_BACKENDS:
+        if not keys[backend]:
+            continue
+        for key, m in zip(keys[backend], rounds[backend].measurements(), strict=True):
             label = f"{m.backend} {key[1]} n={m.n} batch={m.batch}"
             notes = guards.noisy(m.spread, label)
             if m.threads is not None:
