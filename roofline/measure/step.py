@@ -92,8 +92,8 @@ class StepRounds:
     def time(self, fresh: Sequence[DecodeStep] | None = None) -> None:
         """One round: the host-timed steps interleaved, then each device step on its own.
 
-        ``fresh``: new builds of the same steps (the same sizes, new pools: another placement in
-        memory), timed from this round on in place of the ones held.
+        ``fresh``: new builds of the same steps (the same sizes), timed from this round on in place of
+        the ones held.
         """
         if fresh is not None:
             if [(s.n, s.batch, s.dtype) for s in fresh] != [(s.n, s.batch, s.dtype) for s in self.steps]:
@@ -136,7 +136,7 @@ class StepRounds:
 
 @dataclass(frozen=True)
 class _Shape:
-    """What :func:`measurement` reads of a step, without the step's pools."""
+    """What :func:`measurement` reads of a step (the one place its defaults live), without its pools."""
 
     n: int
     batch: int
@@ -150,10 +150,6 @@ class _Shape:
     bytes_per_param: int | None
     threads: int | None
 
-    @property
-    def itemsize(self) -> int | None:
-        return self.bytes_per_param
-
     @classmethod
     def of(cls, step) -> _Shape:
         return cls(
@@ -166,29 +162,30 @@ class _Shape:
             step.pool_bytes,
             step.llc_bytes,
             getattr(step, "backend", "numpy"),
-            getattr(step, "bytes_per_param", getattr(step, "itemsize", None)),
+            step.bytes_per_param if hasattr(step, "bytes_per_param") else step.itemsize,
             getattr(step, "threads", None),
         )
 
 
 def measurement(step: DecodeStep, t: Timing, timer: str = "host") -> DecodeMeasurement:
     """The figures of one timing of ``step``: time per call, and GFLOP/s and GB/s from that same time."""
+    shape = _Shape.of(step)
     return DecodeMeasurement(
-        n=step.n,
-        batch=step.batch,
-        dtype=step.dtype,
-        regime=step.regime,
+        n=shape.n,
+        batch=shape.batch,
+        dtype=shape.dtype,
+        regime=shape.regime,
         seconds=t.median,
-        gflops=step.flops / t.median / 1e9,
-        gbps=step.bytes_moved / t.median / 1e9,
+        gflops=shape.flops / t.median / 1e9,
+        gbps=shape.bytes_moved / t.median / 1e9,
         spread=t.spread,
         single_call_seconds=t.single_call,
         samples=len(t.per_call),
         calls_per_sample=t.number,
-        pool_bytes=step.pool_bytes,
-        llc_bytes=step.llc_bytes,
-        backend=getattr(step, "backend", "numpy"),
+        pool_bytes=shape.pool_bytes,
+        llc_bytes=shape.llc_bytes,
+        backend=shape.backend,
         timer=timer,
-        bytes_per_param=getattr(step, "bytes_per_param", step.itemsize),
-        threads=getattr(step, "threads", None),
+        bytes_per_param=shape.bytes_per_param,
+        threads=shape.threads,
     )

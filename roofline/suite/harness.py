@@ -317,7 +317,6 @@ def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResul
                 rounds[backend].time(list(steps.values()))
             keys[backend] = list(steps)
             rounds[backend].release()  # this round's pools go before the next are built
-            del steps
     for backend in CPU_BACKENDS:
         if not keys[backend]:
             continue
