@@ -48,6 +48,43 @@ def test_a_read_kernel_that_sums_wrong_reports_nothing(monkeypatch, off):
         ceilings.stream_bandwidth(kinds=("read",), total_bytes=3 * 2**20, runs=1)
 
 
+def test_a_round_takes_the_kernels_in_turn_until_it_has_lasted_round_s(monkeypatch):
+    """Every kernel sampled at the same moments, as many turns as fill the round (the warm-up turn
+    says how long one lasts), each kernel's result checked once, after its last pass."""
+    clock = {"t": 0.0}
+
+    def perf_counter():  # each read comes a second after the one before
+        clock["t"] += 1.0
+        return clock["t"]
+
+    arrays = ceilings.StreamArrays(total_bytes=3 * 2**20)
+    order, checked = [], []
+    for kind in arrays.kinds:
+        real = getattr(arrays, f"_{kind}")
+        monkeypatch.setattr(arrays, f"_{kind}", lambda s, kind=kind, real=real: order.append(kind) or real(s))
+    real_check = arrays._check
+    monkeypatch.setattr(arrays, "_check", lambda kind, out: checked.append((kind, len(order))) or real_check(kind, out))
+    monkeypatch.setattr(ceilings.time, "perf_counter", perf_counter)
+    arrays.time(2, round_s=4.0)  # the warm-up turn reads 1 s: 4 turns, more than the 2 asked
+    parts, kinds = len(arrays.parts), list(arrays.kinds)
+    turns = [order[i : i + parts * len(kinds)] for i in range(0, len(order), parts * len(kinds))]
+    assert len(turns) == 1 + 4 and all(t == [k for k in kinds for _ in range(parts)] for t in turns)
+    assert [len(times) for times in arrays.times.values()] == [4] * len(kinds)
+    last_turn = len(order) - parts * len(kinds)
+    assert [k for k, _ in checked] == kinds and all(at > last_turn for _, at in checked)
+    assert [at for _, at in checked] == [last_turn + parts * (i + 1) for i in range(len(kinds))]
+
+
+def test_a_round_of_small_arrays_stops_at_the_most_passes():
+    arrays = ceilings.StreamArrays(("read",), total_bytes=3 * 2**20)
+    arrays.time(3, round_s=3600.0)
+    assert len(arrays.times["read"]) == ceilings.STREAM_MAX_PASSES
+    arrays.time(3)  # no round_s: the passes asked for
+    assert len(arrays.times["read"]) == ceilings.STREAM_MAX_PASSES + 3
+    with pytest.raises(BadInput, match="round_s"):
+        arrays.time(3, round_s=-1.0)
+
+
 def test_measured_hardware_uses_the_read_roof():
     """A decode step reads its weights and writes next to nothing: the roof is the read kernel's."""
     c = ceilings.measure_ceilings(dtypes=("float32",), total_bytes=3 * 2**20, gemm_n=128, runs=2)

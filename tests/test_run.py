@@ -248,7 +248,7 @@ def test_a_ceiling_that_fails_in_a_later_round_reports_no_figure(monkeypatch):
         def __init__(self, gemm_n):
             self.timed = 0
 
-        def time(self, runs, gemm_runs):
+        def time(self, runs, gemm_runs, round_s):
             self.timed += 1
             if self.timed == 2:
                 raise KernelMismatch("the add kernel computed wrong values")
@@ -393,8 +393,8 @@ def test_the_decode_rounds_and_the_ceiling_rounds_alternate_over_the_run(monkeyp
         def __init__(self, gemm_n):
             events.append("made")
 
-        def time(self, runs, gemm_runs):
-            events.append(f"ceilings {runs}+{gemm_runs}")
+        def time(self, runs, gemm_runs, round_s):
+            events.append(f"ceilings {runs}+{gemm_runs} {round_s}s")
 
         def ceilings(self):
             events.append("pooled")
@@ -413,7 +413,8 @@ def test_the_decode_rounds_and_the_ceiling_rounds_alternate_over_the_run(monkeyp
 
     with pytest.raises(BadInput, match="stop here"):
         run._measure({}, {}, 256, None, (1 << 20, "test"), Watch())
-    per = f"ceilings {ceilings.BANDWIDTH_RUNS // run.ROUNDS}+{ceilings.GEMM_RUNS // run.ROUNDS}"
+    runs, gemm_runs = ceilings.BANDWIDTH_RUNS // run.ROUNDS, ceilings.GEMM_RUNS // run.ROUNDS
+    per = f"ceilings {runs}+{gemm_runs} {ceilings.STREAM_ROUND_S}s"
     assert events == ["start", "made", "points", per, "points", per, "sweep", "points", per, "pooled"]
     assert run.ROUNDS == 3 and ceilings.BANDWIDTH_RUNS // 3 * 3 == 15 and ceilings.GEMM_RUNS // 3 * 3 == 6
 

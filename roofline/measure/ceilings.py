@@ -10,6 +10,7 @@ of a run (a suite run's three rounds), pooled into one figure per ceiling.
 
 from __future__ import annotations
 
+import math
 import platform
 import time
 from collections.abc import Iterable
@@ -50,6 +51,15 @@ BANDWIDTH_RUNS = 15
 
 #: Timed GEMMs per dtype: 6 give a 97 % interval between the slowest and the fastest.
 GEMM_RUNS = 6
+
+#: A round of the bandwidth kernels lasts at least this long, their passes taken in turn (every kernel
+#: at the same moments). A shared VM's DRAM moves from one second to the next: over 40 s of read
+#: passes (~11 ms each) the median of 5 consecutive passes ranged 2.3× and of 150 (1.6 s) 1.45×, so
+#: 5 passes a round measured whichever moment they fell in.
+STREAM_ROUND_S = 1.0
+
+#: At most this many passes of each kernel in a round (small arrays fill a round with thousands).
+STREAM_MAX_PASSES = 100
 
 
 def roof_kernel(kinds: Iterable[str]) -> str | None:
@@ -189,30 +199,43 @@ class StreamArrays:
             np.multiply(c[blk], self.q, out=a[blk])
             np.add(a[blk], b[blk], out=a[blk])
 
-    def time(self, runs: int = BANDWIDTH_RUNS) -> None:
-        """One round: per kind a warm-up pass, ``runs`` timed passes, then its result checked (a
-        kernel that computed wrong values raises KernelMismatch: no figure)."""
-        if runs < 1:
-            raise BadInput(f"runs must be ≥ 1, got {runs}")
-        a, b, c, q = self.a, self.b, self.c, self.q
-        idx = np.linspace(0, self.n - 1, 1000).astype(np.int64)
+    def time(self, runs: int = BANDWIDTH_RUNS, round_s: float = 0.0) -> None:
+        """One round: a warm-up pass of each kind, then one timed pass of each kind in turn, ``runs``
+        turns or as many as fill ``round_s`` seconds (at most :data:`STREAM_MAX_PASSES`), whichever is
+        more; each kind's result is checked after its last pass (a kernel that computed wrong values
+        raises KernelMismatch: no figure)."""
+        if runs < 1 or not round_s >= 0:
+            raise BadInput(f"runs must be ≥ 1 and round_s ≥ 0, got {runs} and {round_s}")
+        fns = {"copy": self._copy, "add": self._add, "triad": self._triad, "read": self._read}
         # one BLAS thread per caller: the pool's threads are the parallelism (read's dot is BLAS)
         with ThreadPoolExecutor(max_workers=self.threads) as pool, blas_limit(1):
+            t0 = time.perf_counter()
             for kind in self.kinds:
-                fn = {"copy": self._copy, "add": self._add, "triad": self._triad, "read": self._read}[kind]
-                list(pool.map(fn, self.parts))  # warm-up
-                for _ in range(runs):
+                list(pool.map(fns[kind], self.parts))  # warm-up
+            turn = time.perf_counter() - t0
+            turns = runs
+            if round_s > 0 and turn > 0:
+                turns = max(runs, min(STREAM_MAX_PASSES, math.ceil(round_s / turn)))
+            for t in range(turns):
+                for kind in self.kinds:
                     t0 = time.perf_counter()
-                    out = list(pool.map(fn, self.parts))
+                    out = list(pool.map(fns[kind], self.parts))
                     self.times[kind].append(time.perf_counter() - t0)
-                if kind == "read":
-                    got, want = sum(out), float(np.einsum("i,i->", b, c))  # numpy's own loop, not the BLAS
-                    ok = abs(got - want) <= 1e-9 * abs(want)
-                else:
-                    want = {"copy": b[idx], "add": b[idx] + c[idx], "triad": b[idx] + q * c[idx]}[kind]
-                    ok = np.allclose(a[idx], want, rtol=1e-12, atol=0)
-                if not ok:
-                    raise KernelMismatch(f"the {kind} kernel computed wrong values; no bandwidth reported")
+                    if t == turns - 1:
+                        self._check(kind, out)
+
+    def _check(self, kind: str, out: list) -> None:
+        """KernelMismatch unless ``kind``'s last pass computed what it should (``out``: read's sums)."""
+        a, b, c, q = self.a, self.b, self.c, self.q
+        if kind == "read":
+            got, want = sum(out), float(np.einsum("i,i->", b, c))  # numpy's own loop, not the BLAS
+            ok = abs(got - want) <= 1e-9 * abs(want)
+        else:
+            idx = np.linspace(0, self.n - 1, 1000).astype(np.int64)
+            want = {"copy": b[idx], "add": b[idx] + c[idx], "triad": b[idx] + q * c[idx]}[kind]
+            ok = np.allclose(a[idx], want, rtol=1e-12, atol=0)
+        if not ok:
+            raise KernelMismatch(f"the {kind} kernel computed wrong values; no bandwidth reported")
 
     def bandwidth(self) -> dict[str, Bandwidth]:
         """Each kind's bandwidth from the passes of every round; BadInput before the first round."""
@@ -350,9 +373,10 @@ class CeilingRounds:
         self.stream = StreamArrays(kinds, total_bytes)
         self.gemms = {d: GemmOperands(d, gemm_n) for d in dtypes}
 
-    def time(self, runs: int = BANDWIDTH_RUNS, gemm_runs: int = GEMM_RUNS) -> None:
-        """One round: ``runs`` passes of each bandwidth kernel, then ``gemm_runs`` GEMMs per dtype."""
-        self.stream.time(runs)
+    def time(self, runs: int = BANDWIDTH_RUNS, gemm_runs: int = GEMM_RUNS, round_s: float = 0.0) -> None:
+        """One round: ``runs`` passes of each bandwidth kernel in turn, or as many as fill ``round_s``
+        seconds (:meth:`StreamArrays.time`), then ``gemm_runs`` GEMMs per dtype."""
+        self.stream.time(runs, round_s)
         for gemm in self.gemms.values():
             gemm.time(gemm_runs)
 
@@ -374,11 +398,12 @@ def measure_ceilings(
     gemm_n: int | None = None,
     runs: int = BANDWIDTH_RUNS,
     kinds: tuple[str, ...] = tuple(ARRAYS_MOVED),
+    round_s: float = STREAM_ROUND_S,
 ) -> Ceilings:
     """Bandwidth (``kinds``, which must include the roof's) and GEMM peaks per dtype at one moment
-    (one round of :class:`CeilingRounds`), as a measured Hardware."""
+    (one round of :class:`CeilingRounds`, the bandwidth kernels' lasting ``round_s``), as a measured Hardware."""
     if runs < 1:
         raise BadInput(f"runs must be ≥ 1, got {runs}")
     rounds = CeilingRounds(dtypes, total_bytes, gemm_n, kinds)
-    rounds.time(runs, min(GEMM_RUNS, runs))
+    rounds.time(runs, min(GEMM_RUNS, runs), round_s)
     return rounds.ceilings()

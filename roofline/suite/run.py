@@ -22,7 +22,15 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import BackendUnavailable, BadInput, KernelMismatch
 from ..host import blas_threads, cpu_count, llc_bytes
-from ..measure.ceilings import BANDWIDTH_RUNS, CEILING_KERNEL, GEMM_RUNS, CeilingRounds, default_gemm_n, roof_kernel
+from ..measure.ceilings import (
+    BANDWIDTH_RUNS,
+    CEILING_KERNEL,
+    GEMM_RUNS,
+    STREAM_ROUND_S,
+    CeilingRounds,
+    default_gemm_n,
+    roof_kernel,
+)
 from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.numpy_step import decode_step
 from ..measure.step import DecodeMeasurement, StepRounds
@@ -116,7 +124,7 @@ class _Ceilings:
         if self.rounds is None:
             return
         try:
-            self.rounds.time(BANDWIDTH_RUNS // ROUNDS, GEMM_RUNS // ROUNDS)
+            self.rounds.time(BANDWIDTH_RUNS // ROUNDS, GEMM_RUNS // ROUNDS, STREAM_ROUND_S)
         except (KernelMismatch, BadInput) as exc:
             self.rounds, self.failed = None, str(exc)
 
