@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from roofline.errors import BadInput
-from roofline.measure.sweep import sweep
+from roofline.measure.sweep import SweepRounds, sweep
 from roofline.model.knee import fit_knee
 
 BATCHES = [2**i for i in range(11)]
@@ -79,3 +79,15 @@ def test_sweep_end_to_end_small(small_machine):
     assert [p.batch for p in s.points] == [1, 4, 16]
     assert all(p.gflops > 0 for p in s.points)
     assert s.knee.batch > 0
+
+
+def test_a_sweep_in_rounds_pools_every_rounds_samples(small_machine):
+    rounds = SweepRounds(n=128, batches=(1, 4, 16), repeats=3, min_total_s=0.0)
+    with pytest.raises(BadInput, match="no round"):
+        rounds.result()
+    rounds.time()
+    once = rounds.result()
+    rounds.time()
+    twice = rounds.result()
+    assert [p.batch for p in twice.points] == [1, 4, 16] and twice.knee.batch > 0
+    assert [p.samples for p in twice.points] == [2 * p.samples for p in once.points] == [6, 6, 6]

@@ -379,11 +379,33 @@ def test_the_backend_grid_times_fresh_builds_in_every_round_and_a_later_failure_
     assert [len(fns) for fns in timed] == [1, 2] * (run.ROUNDS - 1) + [1, 1]
 
 
-def test_the_decode_rounds_and_the_ceiling_rounds_alternate_over_the_run(monkeypatch):
-    """Points, ceilings, points, ceilings, sweep, points, ceilings: each point's samples and each
-    ceiling's passes come from three moments of the run, not from one; the ceilings' passes are split
-    among their rounds (15 bandwidth passes and 6 GEMMs in all, as at one moment)."""
-    from roofline.measure import ceilings
+@pytest.mark.parametrize("where", ["built", "fitted"])
+def test_a_sweep_that_cannot_be_built_or_fitted_keeps_its_reason(monkeypatch, where):
+    class Sweeping:
+        def __init__(self, n, batches, repeats, min_total_s):
+            if where == "built":
+                raise KernelMismatch("the sweep's GEMV is wrong")
+
+        def time(self):
+            pass
+
+        def result(self):
+            raise BadInput("no knee in these times")
+
+    monkeypatch.setattr(run, "SweepRounds", Sweeping)
+    sweeping, state = run._Sweep(256), {"warnings": []}
+    sweeping.time()
+    sweeping.record(state)
+    why = "the sweep's GEMV is wrong" if where == "built" else "no knee in these times"
+    assert state == {"warnings": [], "crossover_failed": why} and sweeping.rounds is None
+
+
+def test_the_points_the_ceilings_and_the_sweep_take_turns_over_the_run(monkeypatch):
+    """Points, ceilings, sweep, three times: each point's samples, each ceiling's passes and each sweep
+    batch's samples come from three moments of the run, not from one; the ceilings' passes are split
+    among their rounds (15 bandwidth passes and 6 GEMMs in all, as at one moment), and a sweep step's
+    samples in a round add up to a third of a point's."""
+    from roofline.measure import ceilings, step
 
     events = []
     monkeypatch.setattr(run.StepRounds, "time", lambda self: events.append("points"))
@@ -400,8 +422,19 @@ def test_the_decode_rounds_and_the_ceiling_rounds_alternate_over_the_run(monkeyp
             events.append("pooled")
             raise BadInput("stop here")
 
+    class Sweeping:
+        def __init__(self, n, batches, repeats, min_total_s):
+            events.append(f"sweep made n={n} {repeats}x {min_total_s:.4f}s")
+
+        def time(self):
+            events.append("sweep")
+
+        def result(self):
+            events.append("knee")
+            raise BadInput("no knee")
+
     monkeypatch.setattr(run, "CeilingRounds", Rounds)
-    monkeypatch.setattr(run, "sweep", lambda *a: events.append("sweep") or (_ for _ in ()).throw(BadInput("x")))
+    monkeypatch.setattr(run, "SweepRounds", Sweeping)
     monkeypatch.setattr(run, "_steps", lambda chosen, grid: ({}, {}))
 
     class Watch:
@@ -415,7 +448,8 @@ def test_the_decode_rounds_and_the_ceiling_rounds_alternate_over_the_run(monkeyp
         run._measure({}, {}, 256, None, (1 << 20, "test"), Watch())
     runs, gemm_runs = ceilings.BANDWIDTH_RUNS // run.ROUNDS, ceilings.GEMM_RUNS // run.ROUNDS
     per = f"ceilings {runs}+{gemm_runs} {ceilings.STREAM_ROUND_S}s"
-    assert events == ["start", "made", "points", per, "points", per, "sweep", "points", per, "pooled"]
+    made = ["start", "made", f"sweep made n=256 2x {step.MIN_TOTAL_S / 3:.4f}s"]
+    assert events == made + ["points", per, "sweep"] * 3 + ["knee", "pooled"]
     assert run.ROUNDS == 3 and ceilings.BANDWIDTH_RUNS // 3 * 3 == 15 and ceilings.GEMM_RUNS // 3 * 3 == 6
 
 

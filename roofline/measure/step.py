@@ -73,15 +73,18 @@ def measure_steps(steps: Sequence[DecodeStep], repeats: int = 7, warmup: int = 2
 
 
 class StepRounds:
-    """Steps timed together at several moments (one :meth:`time` per moment, other work between).
+    """Steps timed together at several moments (one :meth:`time` per moment, other work between);
+    a host-timed step's samples in a round add up to at least ``min_total_s``.
 
     Each step's figures come from the samples of every round (:func:`~.timing.pooled`): a slow
     moment of the machine, a few seconds long, moves one round's samples but not the median of all.
     """
 
-    def __init__(self, steps: Sequence[DecodeStep], repeats: int = 7, warmup: int = 2):
+    def __init__(
+        self, steps: Sequence[DecodeStep], repeats: int = 7, warmup: int = 2, min_total_s: float = MIN_TOTAL_S
+    ):
         self.steps = list(steps)
-        self.repeats, self.warmup = repeats, warmup
+        self.repeats, self.warmup, self.min_total_s = repeats, warmup, min_total_s
         self.timings: list[list[Timing]] = [[] for _ in self.steps]
         self.timers = ["host"] * len(self.steps)
 
@@ -106,7 +109,7 @@ class StepRounds:
                 self.repeats,
                 self.warmup,
                 min_sample_s=MIN_SAMPLE_S,
-                min_total_s=MIN_TOTAL_S,
+                min_total_s=self.min_total_s,
             )
             for i, t in zip(host, got, strict=True):
                 self.timings[i].append(t)

@@ -2,12 +2,13 @@
 
 :func:`measure_run` samples the machine before measuring (:func:`~roofline.measure.contention.sample_cpu`),
 times a reference kernel, measures the ceilings **once** and the crossover sweep, and every chosen decode
-point **once**. Points and ceilings are each timed in :data:`ROUNDS` rounds spread over the run
-(the points' samples interleaved, DRAM and cache-resident together), each pooled into one figure: a slow
-minute of a shared machine moves one round, not the figure. Then it times the reference again. Every
-benchmark of the run reads this one :class:`RunState`: a point's GFLOP/s, GB/s, time per call and
-roofline fraction come from the same timing, and every derived figure (fraction, ridge, predicted
-crossover) from the same ceilings: the figures the ceiling benchmarks record.
+point **once**. Points, ceilings and the sweep are each timed in :data:`ROUNDS` rounds spread over the
+run (the points' samples interleaved, DRAM and cache-resident together; the sweep's batches likewise),
+each pooled into one figure: a slow minute of a shared machine moves one round, not the figure. Then
+it times the reference again. Every benchmark of the run reads this one :class:`RunState`: a point's
+GFLOP/s, GB/s, time per call and roofline fraction come from the same timing, and every derived
+figure (fraction, ridge, predicted crossover) from the same ceilings: the figures the ceiling
+benchmarks record.
 
 A point or a part that cannot be measured keeps its reason (skipped: not chosen, not cache-resident;
 failed: a kernel that computes wrong values) instead of failing the whole run. Nothing here prints:
@@ -33,8 +34,8 @@ from ..measure.ceilings import (
 )
 from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.numpy_step import decode_step
-from ..measure.step import DecodeMeasurement, StepRounds
-from ..measure.sweep import SWEEP_BATCHES, sweep
+from ..measure.step import MIN_TOTAL_S, DecodeMeasurement, StepRounds
+from ..measure.sweep import SWEEP_BATCHES, SWEEP_REPEATS, SweepRounds
 from ..model import guards
 from ..model.arithmetic import crossover_batch, gemm_intensity, roofline_fraction
 from ..model.contention import Conditions, blas_threads_for, flat_timing
@@ -144,6 +145,43 @@ class _Ceilings:
         ]
 
 
+class _Sweep:
+    """The crossover sweep in rounds (:class:`~roofline.measure.sweep.SweepRounds`), a batch's samples
+    split among them as the ceilings' passes are (so the large batches, a call of which lasts longest,
+    cost what they did at one moment); a sweep that cannot be built or fitted keeps its reason."""
+
+    def __init__(self, n: int):
+        self.failed = ""
+        try:
+            self.rounds: SweepRounds | None = SweepRounds(
+                n, SWEEP_BATCHES, repeats=-(-SWEEP_REPEATS // ROUNDS), min_total_s=MIN_TOTAL_S / ROUNDS
+            )
+        except (KernelMismatch, BadInput) as exc:
+            self.rounds, self.failed = None, str(exc)
+
+    def time(self) -> None:
+        if self.rounds is not None:
+            self.rounds.time()
+
+    def record(self, state: dict) -> None:
+        """The observed crossover (the knee of every round's samples) and the sweep's warnings."""
+        try:
+            if self.rounds is None:
+                raise BadInput(self.failed)
+            s = self.rounds.result()
+        except (KernelMismatch, BadInput) as exc:
+            state["crossover_failed"] = str(exc)
+            return
+        finally:
+            self.rounds = None  # the steps' pools go
+        state["observed_crossover"] = float(s.knee.batch)
+        state["warnings"] += [w for m in s.points for w in guards.noisy(m.spread, f"sweep n={m.n} batch={m.batch}")]
+        if not s.knee.within_sweep:
+            state["warnings"].append(
+                f"the knee ({s.knee.batch:.0f}) lies outside the sweep 1..{SWEEP_BATCHES[-1]}: extrapolated"
+            )
+
+
 def _steps(chosen: Mapping[str, tuple], grid: Mapping[str, Sequence[int]]) -> tuple[dict, dict]:
     """Build every chosen step; the rest of the grid keeps why not: ({key: step}, {key: PointResult})."""
     points: dict[tuple[str, int, int], PointResult] = {}
@@ -210,24 +248,13 @@ def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str
     watch.start()
     state: dict = {"warnings": []}
     steps, points = _steps(chosen, grid)
-    # points and ceilings alternate: points, ceilings, points, ceilings, sweep, points, ceilings
-    rounds, ceilings = StepRounds(list(steps.values())), _Ceilings(gemm_n)
-    rounds.time()
-    ceilings.time()
-    rounds.time()
-    ceilings.time()
-    try:
-        s = sweep(sweep_n, SWEEP_BATCHES)
-        state["observed_crossover"] = float(s.knee.batch)
-        state["warnings"] += [w for m in s.points for w in guards.noisy(m.spread, f"sweep n={m.n} batch={m.batch}")]
-        if not s.knee.within_sweep:
-            state["warnings"].append(
-                f"the knee ({s.knee.batch:.0f}) lies outside the sweep 1..{SWEEP_BATCHES[-1]}: extrapolated"
-            )
-    except (KernelMismatch, BadInput) as exc:
-        state["crossover_failed"] = str(exc)
-    rounds.time()
-    ceilings.time()
+    # the points, the ceilings and the sweep in turn, three times: each pooled over its rounds
+    rounds, ceilings, sweeping = StepRounds(list(steps.values())), _Ceilings(gemm_n), _Sweep(sweep_n)
+    for _ in range(ROUNDS):
+        rounds.time()
+        ceilings.time()
+        sweeping.time()
+    sweeping.record(state)
     ceilings.record(state)
     for key, m in zip(steps, rounds.measurements(), strict=True):
         points[key] = PointResult("ok", measurement=m)
