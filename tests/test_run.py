@@ -379,25 +379,33 @@ def test_the_backend_grid_times_fresh_builds_in_every_round_and_a_later_failure_
     assert [len(fns) for fns in timed] == [1, 2] * (run.ROUNDS - 1) + [1, 1]
 
 
-@pytest.mark.parametrize("where", ["built", "fitted"])
-def test_a_sweep_that_cannot_be_built_or_fitted_keeps_its_reason(monkeypatch, where):
+WHY = {"built": "the sweep's GEMV is wrong", "timed": "the clock went backwards", "fitted": "no knee in these times"}
+
+
+@pytest.mark.parametrize("where", list(WHY))
+def test_a_sweep_that_cannot_be_built_timed_or_fitted_keeps_its_reason(monkeypatch, where):
     class Sweeping:
+        rounds = 0
+
         def __init__(self, n, batches, repeats, min_total_s):
             if where == "built":
-                raise KernelMismatch("the sweep's GEMV is wrong")
+                raise KernelMismatch(WHY["built"])
 
         def time(self):
-            pass
+            Sweeping.rounds += 1
+            if where == "timed" and Sweeping.rounds == 2:
+                raise BadInput(WHY["timed"])
 
         def result(self):
-            raise BadInput("no knee in these times")
+            raise BadInput(WHY["fitted"])
 
     monkeypatch.setattr(run, "SweepRounds", Sweeping)
     sweeping, state = run._Sweep(256), {"warnings": []}
-    sweeping.time()
+    for _ in range(run.ROUNDS):
+        sweeping.time()
     sweeping.record(state)
-    why = "the sweep's GEMV is wrong" if where == "built" else "no knee in these times"
-    assert state == {"warnings": [], "crossover_failed": why} and sweeping.rounds is None
+    assert state == {"warnings": [], "crossover_failed": WHY[where]} and sweeping.rounds is None
+    assert Sweeping.rounds == {"built": 0, "timed": 2, "fitted": run.ROUNDS}[where]  # no round after a failed one
 
 
 def test_the_points_the_ceilings_and_the_sweep_take_turns_over_the_run(monkeypatch):

@@ -148,7 +148,7 @@ class _Ceilings:
 class _Sweep:
     """The crossover sweep in rounds (:class:`~roofline.measure.sweep.SweepRounds`), a batch's samples
     split among them as the ceilings' passes are (so the large batches, a call of which lasts longest,
-    cost what they did at one moment); a sweep that cannot be built or fitted keeps its reason."""
+    cost what they did at one moment); a sweep that cannot be built, timed or fitted keeps its reason."""
 
     def __init__(self, n: int):
         self.failed = ""
@@ -160,8 +160,12 @@ class _Sweep:
             self.rounds, self.failed = None, str(exc)
 
     def time(self) -> None:
-        if self.rounds is not None:
+        if self.rounds is None:
+            return
+        try:
             self.rounds.time()
+        except (KernelMismatch, BadInput) as exc:
+            self.rounds, self.failed = None, str(exc)
 
     def record(self, state: dict) -> None:
         """The observed crossover (the knee of every round's samples) and the sweep's warnings."""
