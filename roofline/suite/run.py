@@ -18,7 +18,7 @@ the warnings travel with the state and :mod:`roofline.suite.harness` prints them
 from __future__ import annotations
 
 import platform
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..errors import BackendUnavailable, BadInput, KernelMismatch
@@ -110,24 +110,35 @@ def roofs(bandwidth_gbps: Mapping[str, float], peak_gflops: Mapping[str, float])
     return Hardware(platform.node() or "this machine", peaks, roof * 1e9, source="measured in this run")
 
 
-class _Ceilings:
-    """The run's ceilings in rounds (:class:`~roofline.measure.ceilings.CeilingRounds`); a kernel that
-    computes wrong values (or sizes that cannot run) keeps its reason and stops the later rounds."""
+class _Part:
+    """One part of the run timed in rounds (``make()`` builds it, its ``time`` is one round); a part
+    that cannot be built or timed (a kernel that computes wrong values, sizes that cannot run, a
+    broken clock) keeps its reason and times no later round."""
 
-    def __init__(self, gemm_n: int | None):
+    def __init__(self, make: Callable[[], object]):
         self.failed = ""
         try:
-            self.rounds: CeilingRounds | None = CeilingRounds(gemm_n=gemm_n)
+            self.rounds = make()
         except (KernelMismatch, BadInput) as exc:
             self.rounds, self.failed = None, str(exc)
 
-    def time(self) -> None:
+    def _time(self, *args) -> None:
         if self.rounds is None:
             return
         try:
-            self.rounds.time(BANDWIDTH_RUNS // ROUNDS, GEMM_RUNS // ROUNDS, STREAM_ROUND_S)
+            self.rounds.time(*args)
         except (KernelMismatch, BadInput) as exc:
             self.rounds, self.failed = None, str(exc)
+
+
+class _Ceilings(_Part):
+    """The run's ceilings in rounds (:class:`~roofline.measure.ceilings.CeilingRounds`)."""
+
+    def __init__(self, gemm_n: int | None):
+        super().__init__(lambda: CeilingRounds(gemm_n=gemm_n))
+
+    def time(self) -> None:
+        self._time(BANDWIDTH_RUNS // ROUNDS, GEMM_RUNS // ROUNDS, STREAM_ROUND_S)
 
     def record(self, state: dict) -> None:
         """The figures the ceiling benchmarks record, and every derived figure divides by."""
@@ -145,27 +156,18 @@ class _Ceilings:
         ]
 
 
-class _Sweep:
+class _Sweep(_Part):
     """The crossover sweep in rounds (:class:`~roofline.measure.sweep.SweepRounds`), a batch's samples
     split among them as the ceilings' passes are (so the large batches, a call of which lasts longest,
-    cost what they did at one moment); a sweep that cannot be built, timed or fitted keeps its reason."""
+    cost what they did at one moment); a sweep that cannot be fitted keeps its reason too."""
 
     def __init__(self, n: int):
-        self.failed = ""
-        try:
-            self.rounds: SweepRounds | None = SweepRounds(
-                n, SWEEP_BATCHES, repeats=-(-SWEEP_REPEATS // ROUNDS), min_total_s=MIN_TOTAL_S / ROUNDS
-            )
-        except (KernelMismatch, BadInput) as exc:
-            self.rounds, self.failed = None, str(exc)
+        super().__init__(
+            lambda: SweepRounds(n, SWEEP_BATCHES, repeats=-(-SWEEP_REPEATS // ROUNDS), min_total_s=MIN_TOTAL_S / ROUNDS)
+        )
 
     def time(self) -> None:
-        if self.rounds is None:
-            return
-        try:
-            self.rounds.time()
-        except (KernelMismatch, BadInput) as exc:
-            self.rounds, self.failed = None, str(exc)
+        self._time()
 
     def record(self, state: dict) -> None:
         """The observed crossover (the knee of every round's samples) and the sweep's warnings."""
