@@ -171,15 +171,14 @@ class _Sweep(_Part):
 
     def record(self, state: dict) -> None:
         """The observed crossover (the knee of every round's samples) and the sweep's warnings."""
+        rounds, self.rounds, s = self.rounds, None, None  # the steps' pools go
         try:
-            if self.rounds is None:
-                raise BadInput(self.failed)
-            s = self.rounds.result()
+            s = rounds.result() if rounds is not None else None
         except (KernelMismatch, BadInput) as exc:
-            state["crossover_failed"] = str(exc)
+            self.failed = str(exc)
+        if s is None:
+            state["crossover_failed"] = self.failed
             return
-        finally:
-            self.rounds = None  # the steps' pools go
         state["observed_crossover"] = float(s.knee.batch)
         state["warnings"] += [w for m in s.points for w in guards.noisy(m.spread, f"sweep n={m.n} batch={m.batch}")]
         if not s.knee.within_sweep:
