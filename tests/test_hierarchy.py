@@ -43,6 +43,26 @@ def test_plateaus_come_from_the_data_not_the_os_sizes():
     assert sum(p.points for p in found) == len(sizes)
 
 
+def test_the_outer_plateau_is_read_from_its_far_points_its_extent_from_the_fit():
+    # just past the 8 MiB L3 the sets are still partly served by it (40, then 30 GB/s); from 32 MiB, DRAM (20)
+    sizes, rates = staircase(
+        [(64 * KIB, 300), (1 * MIB, 150), (8 * MIB, 90), (16 * MIB, 40), (24 * MIB, 30), (math.inf, 20)]
+    )
+    whole = find_plateaus(sizes, rates, CAPS, "load")[-1]
+    far = find_plateaus(sizes, rates, CAPS, "load", outer_from=32 * MIB)[-1]
+    assert far.level == whole.level == DRAM
+    assert (far.first_bytes, far.last_bytes, far.points) == (whole.first_bytes, whole.last_bytes, whole.points)
+    assert far.first_bytes < 16 * MIB  # the fit's extent holds the transition ...
+    assert far.gbps == pytest.approx(20, rel=0.05) and far.high_gbps < 21  # ... its height does not
+    assert whole.gbps > 1.2 * far.gbps
+    # a sweep that never reaches outer_from keeps every point; the inner levels never change
+    assert find_plateaus(sizes, rates, CAPS, "load", outer_from=2**40)[-1] == whole
+    assert (
+        find_plateaus(sizes, rates, CAPS, "load", outer_from=32 * MIB)[:-1]
+        == find_plateaus(sizes, rates, CAPS, "load")[:-1]
+    )
+
+
 def test_plateaus_refuse_bad_sweeps():
     with pytest.raises(BadInput, match="cannot show 4 levels"):
         find_plateaus([1, 2, 3], [1.0, 2.0, 3.0], CAPS, "load")

@@ -23,6 +23,7 @@ from roofline.measure import compute, levels, likwid, roofs
 from roofline.measure.ceilings import CEILING_KERNEL, stream_bandwidth
 from roofline.measure.pools import escape_bytes
 from roofline.model.hierarchy import DRAM
+from roofline.model.plateaus import find_plateaus
 
 pytest.importorskip("numba", reason="numba is not installed: no compiled kernel for the cache levels")
 
@@ -62,6 +63,23 @@ def test_the_sweep_gives_one_roof_per_level_and_the_compute_roofs(hierarchy):
     for dtype in compute.COMPUTE_DTYPES:  # every dtype measured or skipped with its reason
         assert (h.compute_roof(dtype) is not None) != (dtype in h.skipped)
     assert all(len(why) > 20 for why in h.skipped.values())
+
+
+def test_the_dram_roof_is_read_where_the_pools_are_not_just_past_the_llc(monkeypatch):
+    llc = levels.capacities(cache_topology())[-1][1]
+    asked = []
+
+    def spy(*args, **kwargs):
+        asked.append(kwargs.get("outer_from"))
+        return find_plateaus(*args, **kwargs)
+
+    monkeypatch.setattr(levels, "find_plateaus", spy)
+    s = levels.cache_sweep(sizes=[*tiny_sizes(), 2 * llc], kernel_names=("load",), rounds=1, min_sample_s=0.004)
+    assert asked == [escape_bytes(llc)]
+    dram = s.plateaus[-1]
+    far = [p.gbps for p in s.points if p.bytes >= dram.first_bytes and p.bytes >= escape_bytes(llc)]
+    assert dram.level == DRAM and far  # the 2× LLC set never counts; 4× (rounded to whole lines) and 6× may
+    assert (dram.gbps, dram.low_gbps, dram.high_gbps) == (statistics.median(far), min(far), max(far))
 
 
 def test_the_load_kernel_sums_every_element_of_any_length_each_pass():

@@ -11,7 +11,9 @@ confidence interval. Every kernel is validated against a float64 reference befor
 every ``load`` call's result is checked.
 
 The roofs are the plateaus of the read-only ``load`` kernel (:func:`roofline.model.plateaus.find_plateaus`):
-a decode step's weights are read, never written. The read-write ``update`` plateaus are shown beside them.
+a decode step's weights are read, never written. DRAM's is read where the decode pools are: at working
+sets of ≥ 4× the aggregate LLC (:func:`~roofline.measure.pools.escape_bytes`), not from the sets just
+past the LLC that it still partly serves. The read-write ``update`` plateaus are shown beside them.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from ..model.hierarchy import LevelRoof
 from ..model.intervals import median_ci
 from ..model.plateaus import Plateau, find_plateaus
 from .kernels import BYTES_PER_ELEMENT, kernels, numba_version
-from .pools import check_fits
+from .pools import check_fits, escape_bytes
 
 #: Sizes per doubling of the working set.
 PER_OCTAVE = 2
@@ -314,7 +316,9 @@ def cache_sweep(
     plateaus: list[Plateau] = []
     for k in kernel_names:
         pts = [p for p in points if p.kernel == k]
-        plateaus += find_plateaus([p.bytes for p in pts], [p.gbps for p in pts], caps, k, OUTER)
+        plateaus += find_plateaus(
+            [p.bytes for p in pts], [p.gbps for p in pts], caps, k, OUTER, outer_from=escape_bytes(caps[-1][1])
+        )
     return CacheSweep(tuple(points), tuple(plateaus), caches, threads, f"numba {numba_version()}")
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ..errors import BackendUnavailable, BadInput
 from ..host import cpu_flags
+from .pools import escape_bytes
 
 #: likwid-bench's kernels per roof, widest vector ISA first, with the CPU flags each needs.
 KERNELS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
@@ -118,12 +119,13 @@ def available(threads: int = 1) -> str:
 
 def referee_sizes(capacities: Sequence[tuple[str, int]], outer: str = "DRAM") -> dict[str, int]:
     """A working set inside each level (all threads): half the first, the geometric middle between
-    neighbours, and 4× the last for ``outer``; ``capacities`` as (name, aggregate bytes), innermost first."""
+    neighbours, and :func:`~roofline.measure.pools.escape_bytes` of the last (4×) for ``outer``, where
+    the decode pools and the DRAM roof are read; ``capacities`` as (name, aggregate bytes), innermost first."""
     sizes, inner = {}, None
     for name, cap in capacities:
         sizes[name] = int(cap / 2 if inner is None else math.sqrt(inner * cap))
         inner = cap
-    sizes[outer] = 4 * capacities[-1][1]
+    sizes[outer] = escape_bytes(capacities[-1][1])
     return sizes
 
 
