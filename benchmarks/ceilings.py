@@ -33,25 +33,23 @@ class GemmPeak(Measured):
     track_gemm_ceiling.unit = "GFLOP/s"
 
 
-class CacheBandwidth(Benchmark):
-    """Read-only bandwidth per memory level: the plateaus of one working-set sweep on all cores (numba kernel)."""
+class CacheBandwidth(Measured):
+    """Read-only bandwidth per memory level: the plateaus of a working-set sweep on all cores (numba
+    kernel), its rounds spread over the run as the other ceilings' are."""
 
     params = (["L1", "L2", "L3", "DRAM"],)
     param_names = ("level",)
 
-    def setup_cache(self):
-        return measured("level_roofs")
+    def setup(self, run, level):
+        suite.level_entry(run, level)
 
-    def setup(self, roofs, level):
-        suite.level_entry(roofs, level)
-
-    def track_bandwidth(self, roofs, level):
-        return suite.level_entry(roofs, level)[0]
+    def track_bandwidth(self, run, level):
+        return suite.level_entry(run, level)[0]
 
     track_bandwidth.unit = "GB/s"
 
-    def track_capacity(self, roofs, level):
-        return float(suite.level_entry(roofs, level)[1])
+    def track_capacity(self, run, level):
+        return float(suite.level_entry(run, level)[1])
 
     track_capacity.unit = "bytes"
 

@@ -133,6 +133,32 @@ def test_each_task_of_the_team_runs_on_its_own_pinned_thread():
         team.close()
 
 
+def test_the_level_rounds_pool_every_round_and_end_their_threads():
+    """Rounds timed at separate moments pool into one median per working set, calibrated once; no
+    figure before a round, no round after close()."""
+    sizes = tiny_sizes()
+    sweep = levels.LevelRounds(sizes=sizes, kernel_names=("load",), min_sample_s=0.004)
+    try:
+        with pytest.raises(BadInput, match="never timed"):
+            sweep.result()
+        sweep.time()
+        reps = dict(sweep.reps)
+        sweep.time(2)
+        assert sweep.reps == reps and sweep.rounds == 3
+        s = sweep.result()
+    finally:
+        sweep.close()
+    assert len(s.points) == len(sizes) and all(p.rounds == 3 for p in s.points)
+    for p in s.points:
+        rates = sweep.samples[next(k for k in sweep.samples if sweep.shares[k[0]] * 8 * sweep.threads == p.bytes)]
+        assert len(rates) == 3 and p.gbps == statistics.median(rates)
+    assert [r.level for r in s.roofs] == levels.level_names()
+    assert sweep.team is None
+    with pytest.raises(BadInput, match="close"):
+        sweep.time()
+    sweep.close()  # twice: nothing left to end
+
+
 def test_a_wrong_kernel_fails_loudly(monkeypatch):
     good = levels.kernels()
     monkeypatch.setattr(levels, "kernels", lambda: {**good, "load": lambda a, reps: 1.0})

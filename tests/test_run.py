@@ -97,6 +97,31 @@ def test_the_run_records_its_conditions_and_sizes(measured):
     assert harness.observed_crossover(measured) > 0
 
 
+def test_the_run_measures_each_memory_level_once(measured):
+    """The level roofs are the run's (the levels of this machine, the LLC at ROOFLINE_LLC_BYTES), as
+    asv records them, each inner level faster than DRAM."""
+    pytest.importorskip("numba")
+    from roofline.measure.levels import level_names
+
+    assert list(measured.level_roofs) == level_names() and not measured.levels_failed
+    dram = harness.level_entry(measured, "DRAM")
+    for level, (gbps, size) in measured.level_roofs.items():
+        assert harness.level_entry(measured, level) == (harness.tracked(gbps), size) and size > 0
+        assert level == "DRAM" or gbps > dram[0]
+    assert measured.level_roofs[level_names()[-2]][1] == 2**20
+    with pytest.raises(BackendUnavailable, match="no L9"):
+        harness.level_entry(measured, "L9")
+
+
+def test_the_levels_skip_without_numba_and_fail_on_a_wrong_kernel(measured):
+    from dataclasses import replace
+
+    with pytest.raises(BackendUnavailable, match="numba is not installed"):
+        harness.level_entry(replace(measured, level_roofs={}, levels_skipped="numba is not installed"), "L1")
+    with pytest.raises(KernelMismatch, match="wrong sum"):
+        harness.level_entry(replace(measured, level_roofs={}, levels_failed="a wrong sum"), "L1")
+
+
 def test_the_state_pickles_for_asv(measured):
     again = pickle.loads(pickle.dumps(measured))
     assert again.points == measured.points and again.conditions == measured.conditions
@@ -408,11 +433,56 @@ def test_a_sweep_that_cannot_be_built_timed_or_fitted_keeps_its_reason(monkeypat
     assert Sweeping.rounds == {"built": 0, "timed": 2, "fitted": run.ROUNDS}[where]  # no round after a failed one
 
 
-def test_the_points_the_ceilings_and_the_sweep_take_turns_over_the_run(monkeypatch):
-    """Points, ceilings, sweep, three times: each point's samples, each ceiling's passes and each sweep
-    batch's samples come from three moments of the run, not from one; the ceilings' passes are split
-    among their rounds (15 bandwidth passes and 6 GEMMs in all, as at one moment), and a sweep step's
-    samples in a round add up to a third of a point's."""
+LEVEL_WHY = {
+    "unavailable": "numba is not installed",
+    "built": "the compiled load kernel summed 1.0",
+    "timed": "the compiled load kernel returned a wrong sum while timed",
+}
+
+
+@pytest.mark.parametrize("where", list(LEVEL_WHY))
+def test_a_level_sweep_that_cannot_run_keeps_its_reason_and_ends_its_threads(monkeypatch, where):
+    """Without numba the levels are skipped; a kernel wrong when built or in a later round fails
+    them: no round after the failed one, and the sweep's threads end at once."""
+    events = []
+
+    class Levels:
+        def __init__(self, kernel_names):
+            if where == "unavailable":
+                raise BackendUnavailable(LEVEL_WHY[where])
+            if where == "built":
+                raise KernelMismatch(LEVEL_WHY[where])
+            events.append(f"made {kernel_names}")
+
+        def time(self, rounds):
+            events.append(f"timed {rounds}")
+            if len(events) == 3:
+                raise KernelMismatch(LEVEL_WHY[where])
+
+        def result(self):
+            raise AssertionError("no roofs from a failed round")
+
+        def close(self):
+            events.append("closed")
+
+    monkeypatch.setattr(run, "LevelRounds", Levels)
+    levels, state = run._Levels(), {"warnings": []}
+    for _ in range(run.ROUNDS):
+        levels.time()
+    levels.record(state)
+    levels.close()
+    skipped = LEVEL_WHY[where] if where == "unavailable" else ""
+    failed = "" if where == "unavailable" else LEVEL_WHY[where]
+    assert state == {"warnings": [], "levels_failed": failed, "levels_skipped": skipped}
+    per_round = f"timed {-(-run.LEVEL_ROUNDS // run.ROUNDS)}"
+    assert events == ([] if where != "timed" else ["made ('load',)", per_round, per_round, "closed"])
+
+
+def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypatch):
+    """Points, ceilings, sweep, levels, three times: each point's samples, each ceiling's passes, each
+    sweep batch's samples and each working set's samples come from three moments of the run, not from
+    one; the ceilings' passes are split among their rounds (15 bandwidth passes and 6 GEMMs in all, as
+    at one moment), and a sweep step's samples in a round add up to a third of a point's."""
     from roofline.measure import ceilings, step
 
     events = []
@@ -441,8 +511,23 @@ def test_the_points_the_ceilings_and_the_sweep_take_turns_over_the_run(monkeypat
             events.append("knee")
             raise BadInput("no knee")
 
+    class Levels:
+        def __init__(self, kernel_names):
+            events.append(f"levels made {kernel_names}")
+
+        def time(self, rounds):
+            events.append(f"levels {rounds}x")
+
+        def result(self):
+            events.append("plateaus")
+            raise BadInput("no plateau")
+
+        def close(self):
+            events.append("levels closed")
+
     monkeypatch.setattr(run, "CeilingRounds", Rounds)
     monkeypatch.setattr(run, "SweepRounds", Sweeping)
+    monkeypatch.setattr(run, "LevelRounds", Levels)
     monkeypatch.setattr(run, "_steps", lambda chosen, grid: ({}, {}))
 
     class Watch:
@@ -456,8 +541,9 @@ def test_the_points_the_ceilings_and_the_sweep_take_turns_over_the_run(monkeypat
         run._measure({}, {}, 256, None, (1 << 20, "test"), Watch())
     runs, gemm_runs = ceilings.BANDWIDTH_RUNS // run.ROUNDS, ceilings.GEMM_RUNS // run.ROUNDS
     per = f"ceilings {runs}+{gemm_runs} {ceilings.STREAM_ROUND_S}s"
-    made = ["start", "made", f"sweep made n=256 2x {step.MIN_TOTAL_S / 3:.4f}s"]
-    assert events == made + ["points", per, "sweep"] * 3 + ["knee", "pooled"]
+    made = ["start", "made", f"sweep made n=256 2x {step.MIN_TOTAL_S / 3:.4f}s", "levels made ('load',)"]
+    # the level sweep's five rounds at one moment become two at each of the run's three
+    assert events == made + ["points", per, "sweep", "levels 2x"] * 3 + ["plateaus", "levels closed", "knee", "pooled"]
     assert run.ROUNDS == 3 and ceilings.BANDWIDTH_RUNS // 3 * 3 == 15 and ceilings.GEMM_RUNS // 3 * 3 == 6
 
 

@@ -257,6 +257,101 @@ def _calibrate(team: _Team, fn, n: int, args: tuple, min_sample_s: float) -> int
     return reps
 
 
+class LevelRounds:
+    """A working-set sweep built once (buffers written, kernels compiled and validated) and timed at as
+    many moments as :meth:`time` is called; :meth:`result` finds the plateaus of every round's samples
+    pooled. A run spreads its rounds over the run as it does the STREAM ceilings' passes, so a slow
+    moment of a shared machine moves a round, not a level. :meth:`close` ends the team's threads.
+
+    ``sizes`` default to :func:`sweep_sizes` of this machine's caches (:func:`roofline.host.cache_topology`).
+    ``after_size(r, size)`` runs after each working set of each round: a referee measured alternately
+    with the sweep, at the same moment as the sweep's own figures for that level.
+    BadInput for an unknown kernel or a sample time ≤ 0; BackendUnavailable without numba;
+    KernelMismatch if a kernel computes a wrong result.
+    """
+
+    def __init__(
+        self,
+        sizes: Sequence[int] | None = None,
+        kernel_names: Sequence[str] = ("load", "update"),
+        threads: int | None = None,
+        min_sample_s: float = MIN_SAMPLE_S,
+        caches: Sequence[CacheLevel] | None = None,
+        after_size: Callable[[int, int], object] | None = None,
+    ):
+        if min_sample_s <= 0:
+            raise BadInput(f"a sweep needs a positive sample time, got {min_sample_s}")
+        for k in kernel_names:
+            if k not in BYTES_PER_ELEMENT:
+                raise BadInput(f"unknown bandwidth kernel {k!r} (use {', '.join(BYTES_PER_ELEMENT)})")
+        self.caches = tuple(caches if caches is not None else cache_topology())
+        self.caps = capacities(self.caches)
+        self.sizes = sorted(sizes or sweep_sizes(self.caps))
+        self.kernel_names, self.min_sample_s, self.after_size = tuple(kernel_names), min_sample_s, after_size
+        self.threads = threads or cpu_count()
+        self.shares = {s: max(ALIGN, s // 8 // self.threads // ALIGN * ALIGN) for s in self.sizes}
+        check_fits(8 * self.threads * sum(own_buffers(list(self.shares.values()))), "the cache sweep's buffers")
+        self.fns = kernels()
+        self.team: _Team | None = _Team(self.threads, list(self.shares.values()))
+        try:
+            for k in self.kernel_names:
+                _validate(self.team, k, self.fns)
+        except BaseException:
+            self.close()
+            raise
+        self.reps: dict[tuple[int, str], int] = {}
+        self.samples: dict[tuple[int, str], list[float]] = {}
+        self.rounds = 0
+
+    def time(self, rounds: int = 1) -> None:
+        """``rounds`` rounds, each every size once with each kernel (calibrated in the first round)."""
+        if self.team is None:
+            raise BadInput("this sweep's threads have ended: no round can be timed after close()")
+        team, fns = self.team, self.fns
+        for _ in range(rounds):
+            for s in self.sizes:
+                n = self.shares[s]
+                for k in self.kernel_names:
+                    args = (-1.0,) if k == "update" else ()
+                    if (s, k) not in self.reps:
+                        self.reps[s, k] = _calibrate(team, fns[k], n, args, self.min_sample_s)
+                    reps = self.reps[s, k]
+                    elapsed, results = team.run(fns[k], n, reps, *args)
+                    if k == "load":
+                        want = reps * np.array([np.sum(v) for v in team.views(n)])
+                        if not np.allclose(results, want, rtol=1e-6, atol=0):
+                            raise KernelMismatch("the compiled load kernel returned a wrong sum while timed")
+                    moved = BYTES_PER_ELEMENT[k] * n * self.threads * reps
+                    self.samples.setdefault((s, k), []).append(moved / elapsed / 1e9)
+                if self.after_size is not None:
+                    self.after_size(self.rounds, s)
+            self.rounds += 1
+
+    def result(self) -> CacheSweep:
+        """Each size's median over every round and the plateaus; BadInput before the first round."""
+        if not self.rounds:
+            raise BadInput("the cache sweep was never timed: no level to report")
+        points = []
+        for (s, k), rates in self.samples.items():
+            ci, size = median_ci(rates), self.shares[s] * 8 * self.threads
+            points.append(SweepPoint(k, size, ci.median, ci.low, ci.high, len(rates), self.reps[s, k]))
+        points.sort(key=lambda p: (p.kernel, p.bytes))
+        plateaus: list[Plateau] = []
+        outer_from = escape_bytes(self.caps[-1][1])
+        for k in self.kernel_names:
+            pts = [p for p in points if p.kernel == k]
+            plateaus += find_plateaus(
+                [p.bytes for p in pts], [p.gbps for p in pts], self.caps, k, OUTER, outer_from=outer_from
+            )
+        return CacheSweep(tuple(points), tuple(plateaus), self.caches, self.threads, f"numba {numba_version()}")
+
+    def close(self) -> None:
+        """End the team's threads (the buffers go with the object)."""
+        if self.team is not None:
+            self.team.close()
+            self.team = None
+
+
 def cache_sweep(
     sizes: Sequence[int] | None = None,
     kernel_names: Sequence[str] = ("load", "update"),
@@ -266,60 +361,16 @@ def cache_sweep(
     caches: Sequence[CacheLevel] | None = None,
     after_size: Callable[[int, int], object] | None = None,
 ) -> CacheSweep:
-    """Sweep the working set on all cores with each kernel and find each level's plateau.
-
-    ``sizes`` default to :func:`sweep_sizes` of this machine's caches (:func:`roofline.host.cache_topology`).
-    ``after_size(r, size)`` runs after each working set of each round: a referee measured alternately
-    with the sweep, at the same moment as the sweep's own figures for that level.
-    BackendUnavailable without numba; KernelMismatch if a kernel computes a wrong result.
-    """
-    if rounds < 1 or min_sample_s <= 0:
-        raise BadInput(f"a sweep needs rounds ≥ 1 and a positive sample time, got {rounds} and {min_sample_s}")
-    for k in kernel_names:
-        if k not in BYTES_PER_ELEMENT:
-            raise BadInput(f"unknown bandwidth kernel {k!r} (use {', '.join(BYTES_PER_ELEMENT)})")
-    caches = tuple(caches if caches is not None else cache_topology())
-    caps = capacities(caches)
-    sizes = sorted(sizes or sweep_sizes(caps))
-    threads = threads or cpu_count()
-    shares = {s: max(ALIGN, s // 8 // threads // ALIGN * ALIGN) for s in sizes}
-    check_fits(8 * threads * sum(own_buffers(list(shares.values()))), "the cache sweep's buffers")
-    fns = kernels()
-    team = _Team(threads, list(shares.values()))
+    """Sweep the working set on all cores with each kernel at one moment (``rounds`` rounds back to
+    back) and find each level's plateau: :class:`LevelRounds` timed once. Its errors likewise."""
+    if rounds < 1:
+        raise BadInput(f"a sweep needs rounds ≥ 1, got {rounds}")
+    sweep = LevelRounds(sizes, kernel_names, threads, min_sample_s, caches, after_size)
     try:
-        for k in kernel_names:
-            _validate(team, k, fns)
-        reps, samples = {}, {}
-        for r in range(rounds):
-            for s in sizes:
-                n = shares[s]
-                for k in kernel_names:
-                    args = (-1.0,) if k == "update" else ()
-                    if r == 0:
-                        reps[s, k] = _calibrate(team, fns[k], n, args, min_sample_s)
-                    elapsed, results = team.run(fns[k], n, reps[s, k], *args)
-                    if k == "load":
-                        want = reps[s, k] * np.array([np.sum(v) for v in team.views(n)])
-                        if not np.allclose(results, want, rtol=1e-6, atol=0):
-                            raise KernelMismatch("the compiled load kernel returned a wrong sum while timed")
-                    moved = BYTES_PER_ELEMENT[k] * n * threads * reps[s, k]
-                    samples.setdefault((s, k), []).append(moved / elapsed / 1e9)
-                if after_size is not None:
-                    after_size(r, s)
+        sweep.time(rounds)
+        return sweep.result()
     finally:
-        team.close()
-    points = []
-    for (s, k), rates in samples.items():
-        ci = median_ci(rates)
-        points.append(SweepPoint(k, shares[s] * 8 * threads, ci.median, ci.low, ci.high, len(rates), reps[s, k]))
-    points.sort(key=lambda p: (p.kernel, p.bytes))
-    plateaus: list[Plateau] = []
-    for k in kernel_names:
-        pts = [p for p in points if p.kernel == k]
-        plateaus += find_plateaus(
-            [p.bytes for p in pts], [p.gbps for p in pts], caps, k, OUTER, outer_from=escape_bytes(caps[-1][1])
-        )
-    return CacheSweep(tuple(points), tuple(plateaus), caches, threads, f"numba {numba_version()}")
+        sweep.close()
 
 
 def level_names(caches: Sequence[CacheLevel] | None = None) -> list[str]:

@@ -419,26 +419,17 @@ def overhead_us(backend: str, dtype: str, which: str) -> float:
     return tracked((o.single_call_seconds if which == "single" else o.amortized_seconds) * 1e6)
 
 
-def level_roofs() -> dict[str, object]:
-    """The read-only roof of each memory level from one working-set sweep (asv: in setup_cache):
-    {level: (GB/s, aggregate bytes)}, or {"skipped": why} where the sweep cannot run (no numba)."""
-    from ..measure.levels import cache_sweep
-
-    try:
-        s = cache_sweep(kernel_names=("load",))
-    except BackendUnavailable as exc:
-        return {"skipped": str(exc)}
-    return {r.level: (float(r.gbps), int(r.bytes or 0)) for r in s.roofs}
-
-
-def level_entry(roofs: dict[str, object] | str, level: str) -> tuple[float, int]:
-    """A level's (GB/s, bytes), or BackendUnavailable (asv: skipped) where it was not measured."""
-    roofs = cached(roofs)
-    if "skipped" in roofs:
-        raise BackendUnavailable(str(roofs["skipped"]))
-    if level not in roofs:
-        raise BackendUnavailable(f"this machine has no {level} (its levels: {', '.join(roofs)})")
-    gbps, size = roofs[level]  # type: ignore[misc]
+def level_entry(run: RunState | str, level: str) -> tuple[float, int]:
+    """A level's (GB/s, aggregate bytes) from this run's level sweep; BackendUnavailable (asv: skipped)
+    where the sweep cannot run here or the machine lacks the level, KernelMismatch where it failed."""
+    run = require(run)
+    if run.levels_skipped:
+        raise BackendUnavailable(run.levels_skipped)
+    if run.levels_failed:
+        raise KernelMismatch(run.levels_failed)
+    if level not in run.level_roofs:
+        raise BackendUnavailable(f"this machine has no {level} (its levels: {', '.join(run.level_roofs)})")
+    gbps, size = run.level_roofs[level]
     return tracked(gbps), size
 
 

@@ -1,14 +1,15 @@
 """One asv run's measurement, made once: what the suite's ``setup_cache`` returns to every benchmark.
 
 :func:`measure_run` samples the machine before measuring (:func:`~roofline.measure.contention.sample_cpu`),
-times a reference kernel, measures the ceilings **once** and the crossover sweep, and every chosen decode
-point **once**. Points, ceilings and the sweep are each timed in :data:`ROUNDS` rounds spread over the
-run (the points' samples interleaved, DRAM and cache-resident together; the sweep's batches likewise),
-each pooled into one figure: a slow minute of a shared machine moves one round, not the figure. Then
-it times the reference again. Every benchmark of the run reads this one :class:`RunState`: a point's
-GFLOP/s, GB/s, time per call and roofline fraction come from the same timing, and every derived
-figure (fraction, ridge, predicted crossover) from the same ceilings: the figures the ceiling
-benchmarks record.
+times a reference kernel, measures the ceilings **once** (STREAM, GEMM and each memory level's roof),
+the crossover sweep, and every chosen decode point **once**. Points, ceilings and the sweeps are each
+timed in :data:`ROUNDS` rounds spread over the run (the points' samples interleaved, DRAM and
+cache-resident together; the sweep's batches likewise; the level sweep's sizes), each pooled into
+one figure: a slow minute of a shared machine moves one round, not the figure. Then it times the
+reference again. Every benchmark of the run reads this one :class:`RunState`: a point's GFLOP/s,
+GB/s, time per call and roofline fraction come from the same timing, and every derived figure
+(fraction, ridge, predicted crossover) from the same ceilings: the figures the ceiling benchmarks
+record.
 
 A point or a part that cannot be measured keeps its reason (skipped: not chosen, not cache-resident;
 failed: a kernel that computes wrong values) instead of failing the whole run. Nothing here prints:
@@ -33,6 +34,8 @@ from ..measure.ceilings import (
     roof_kernel,
 )
 from ..measure.contention import Watch, blas_limit, sample_cpu
+from ..measure.levels import ROOF_KERNEL, LevelRounds
+from ..measure.levels import ROUNDS as LEVEL_ROUNDS
 from ..measure.numpy_step import decode_step
 from ..measure.step import MIN_TOTAL_S, DecodeMeasurement, StepRounds
 from ..measure.sweep import SWEEP_BATCHES, SWEEP_REPEATS, SweepRounds
@@ -68,6 +71,8 @@ class RunState:
 
     ``bandwidth_gbps`` and ``peak_gflops`` are the figures the ceiling benchmarks record, and the only
     ones the derived figures use. ``chosen``: the variables' choices (the sizes this run used);
+    ``level_roofs``: {level: (GB/s, aggregate bytes)}, the read-only roof of each memory level;
+    ``levels_skipped`` says why there are none where the sweep cannot run here (no numba).
     ``blas_threads``: the threads the BLAS ran on (the ``time_`` twins use as many); ``gemm_n``: the size
     of the suite dtype's GEMM ceiling (ROOFLINE_GEMM_N or its default; None in a state from before).
     """
@@ -83,6 +88,9 @@ class RunState:
     points: Mapping[tuple[str, int, int], PointResult] = field(default_factory=dict)
     observed_crossover: float | None = None
     crossover_failed: str = ""
+    level_roofs: Mapping[str, tuple[float, int]] = field(default_factory=dict)
+    levels_failed: str = ""
+    levels_skipped: str = ""
     warnings: tuple[str, ...] = ()
     blas_threads: int | None = None
     gemm_n: int | None = None
@@ -187,6 +195,44 @@ class _Sweep(_Part):
             )
 
 
+class _Levels(_Part):
+    """The working-set sweep of the memory levels in rounds (:class:`~roofline.measure.levels.LevelRounds`),
+    its rounds split among the run's as the ceilings' passes are; without numba it keeps why (skipped)."""
+
+    def __init__(self):
+        self.skipped = ""
+        try:
+            super().__init__(lambda: LevelRounds(kernel_names=(ROOF_KERNEL,)))
+        except BackendUnavailable as exc:
+            self.rounds, self.failed, self.skipped = None, "", str(exc)
+
+    def time(self) -> None:
+        rounds = self.rounds
+        self._time(-(-LEVEL_ROUNDS // ROUNDS))
+        if self.rounds is None and rounds is not None:  # a failed round: its threads end now
+            rounds.close()
+
+    def close(self) -> None:
+        """End the sweep's threads where :meth:`record` has not (a run that stopped on the way)."""
+        if self.rounds is not None:
+            self.rounds.close()
+
+    def record(self, state: dict) -> None:
+        """Each level's roof and size from every round's samples; the sweep's threads end."""
+        rounds, self.rounds, s = self.rounds, None, None
+        try:
+            s = rounds.result() if rounds is not None else None
+        except BadInput as exc:
+            self.failed = str(exc)
+        finally:
+            if rounds is not None:
+                rounds.close()
+        if s is None:
+            state["levels_failed"], state["levels_skipped"] = self.failed, self.skipped
+            return
+        state["level_roofs"] = {r.level: (float(r.gbps), int(r.bytes or 0)) for r in s.roofs}
+
+
 def _steps(chosen: Mapping[str, tuple], grid: Mapping[str, Sequence[int]]) -> tuple[dict, dict]:
     """Build every chosen step; the rest of the grid keeps why not: ({key: step}, {key: PointResult})."""
     points: dict[tuple[str, int, int], PointResult] = {}
@@ -253,14 +299,18 @@ def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str
     watch.start()
     state: dict = {"warnings": []}
     steps, points = _steps(chosen, grid)
-    # the points, the ceilings and the sweep in turn, three times: each pooled over its rounds
+    # the points, the ceilings, the sweep and the levels in turn, three times: each pooled over its rounds
     rounds, ceilings, sweeping = StepRounds(list(steps.values())), _Ceilings(gemm_n), _Sweep(sweep_n)
-    for _ in range(ROUNDS):
-        rounds.time()
-        ceilings.time()
-        sweeping.time()
-    sweeping.record(state)
-    ceilings.record(state)
+    parts = (ceilings, sweeping, _Levels())
+    try:
+        for _ in range(ROUNDS):
+            rounds.time()
+            for part in parts:
+                part.time()
+        for part in reversed(parts):
+            part.record(state)
+    finally:
+        parts[-1].close()
     for key, m in zip(steps, rounds.measurements(), strict=True):
         points[key] = PointResult("ok", measurement=m)
     _judge(points, roofs(state.get("bandwidth_gbps", {}), state.get("peak_gflops", {})), llc)
