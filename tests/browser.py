@@ -93,3 +93,15 @@ SERIES_WITH_POINTS = (
     "n => { const p = $('#main-graph').data('plot');"
     " return p && p.getData().filter(s => s.data.some(d => d[1] !== null)).length >= n; }"
 )
+
+
+def errors_then_screenshot(page, errors: list[str], path: Path) -> list[str]:
+    """The page's errors so far, then a full-page screenshot of it.
+
+    The screenshot resizes the window, and asv's graph view redraws on every resize, also while a graph
+    has no width to draw into (flot: "Invalid dimensions for plot, width = 0"): an error the screenshot
+    makes, not the page, so the errors asserted on are those from before it.
+    """
+    seen = list(errors)
+    page.screenshot(path=str(path), full_page=True)
+    return seen

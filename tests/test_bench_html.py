@@ -22,7 +22,7 @@ import pytest
 from roofline.suite.offline_html import ASSETS, VENDOR, local_server
 
 from .asvtools import RUN_TIMEOUT_S, asv_env, scratch_repo
-from .browser import SERIES_WITH_POINTS, offline_page, serving, static_server
+from .browser import SERIES_WITH_POINTS, errors_then_screenshot, offline_page, serving, static_server
 
 pytestmark = pytest.mark.slow
 
@@ -81,9 +81,7 @@ def test_the_graphs_draw_with_the_network_blocked(bench, server, tmp_path, capsy
         page.wait_for_function(SERIES_WITH_POINTS, arg=1, timeout=30_000)
         nav = page.inner_text("#graphdisplay-navigation")
         swallow = page.locator("text=continental origin of swallow").count()
-        seen = list(errors)  # what the page did; not what the screenshot's own resize makes asv redraw
-        if server == "the folder as it is":
-            page.screenshot(path=str(SHOTS["graph"]), full_page=True)
+        seen = errors_then_screenshot(page, errors, SHOTS["graph"]) if server == "the folder as it is" else list(errors)
     assert seen == [] and refused == [] and swallow == 0, (seen, refused)
     assert "DecodeDRAM.track_gflops [GFLOP/s, higher is better]" in grid
     assert not any("CudaDecode" in name for name in grid)  # no empty boxes on a CPU-only machine

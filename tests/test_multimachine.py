@@ -22,7 +22,7 @@ from roofline.suite.offline_html import local_server
 
 from .asv_fixtures import snapshot
 from .asvtools import RUN_TIMEOUT_S, asv_env, git, load_results, scratch_repo, selection
-from .browser import SERIES_WITH_POINTS, offline_page, serving
+from .browser import SERIES_WITH_POINTS, errors_then_screenshot, offline_page, serving
 from .test_agreement import assert_agree
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -225,8 +225,8 @@ def test_published_html_renders_both_machines_in_chromium(suite, tmp_path):
             " [...p.querySelectorAll('a.btn')].map(b => [b.textContent, b.classList.contains('active')]))",
         )
         labels = page.evaluate("() => $('#main-graph').data('plot').getData().map(s => s.label)")
-        page.screenshot(path=str(ARTIFACTS / "asv-html-two-machines.png"), full_page=True)
-    assert errors == [], errors
+        seen = errors_then_screenshot(page, errors, ARTIFACTS / "asv-html-two-machines.png")
+    assert seen == [], seen
     assert refused == [], f"requests that would have left localhost: {refused}"
     assert sorted(buttons) == [["alpha", True], ["beta", True]], buttons  # both machines selectable, selected
     for machine in MACHINES:  # a plotted series of each machine
