@@ -93,27 +93,6 @@ def selection(repo: Path, env: dict[str, str], only: str | None = None) -> list[
     return json.loads(out.stdout)
 
 
-def run_same(repo: Path, env: dict[str, str], machine: str, *extra: str) -> subprocess.CompletedProcess:
-    """`asv machine --yes` then `asv run --python=same --set-commit-hash HEAD` under ``machine``, the chosen
-    combinations only (as `roofline bench` runs them)."""
-    asv(repo, env, "machine", "--yes", "--machine", machine).check_returncode()
-    head = git(repo, "rev-parse", "HEAD")
-    return asv(
-        repo,
-        env,
-        "run",
-        "--python=same",
-        "--set-commit-hash",
-        head,
-        "--machine",
-        machine,
-        "--show-stderr",
-        "--record-samples",
-        *selection(repo, env),
-        *extra,
-    )
-
-
 def result_files(repo: Path, machine: str) -> list[Path]:
     d = repo / ".asv" / "results" / machine
     return sorted(p for p in d.glob("*.json") if p.name != "machine.json")

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import asv
@@ -21,7 +19,6 @@ import pytest
 
 from roofline.suite.offline_html import ASSETS, VENDOR, local_server
 
-from .asvtools import RUN_TIMEOUT_S, asv_env, scratch_repo
 from .browser import SERIES_WITH_POINTS, errors_then_screenshot, offline_page, serving, static_server
 
 pytestmark = pytest.mark.slow
@@ -34,24 +31,10 @@ ASV_INDEX = Path(asv.__file__).parent / "www" / "index.html"
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory):
-    """One `roofline bench` (what `make bench` runs after installing) at small sizes; its output and folders."""
-    tmp = tmp_path_factory.mktemp("bench-html")
-    repo = scratch_repo(tmp / "repo")
-    (tmp / "home").mkdir()
-    env = asv_env(repo, tmp / "home", tmp / "cache")
-    proc = subprocess.run(
-        [sys.executable, "-m", "roofline", "bench", "--python-same", "--machine", "box", "--allow-busy"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+def bench(made_bench):
+    """The session's one `roofline bench` at small sizes (conftest.made_bench); screenshots go to artifacts/."""
     ARTIFACTS.mkdir(exist_ok=True)
-    return {"proc": proc, "html": repo / ".asv" / "html", "tmp": tmp}
+    return made_bench
 
 
 def test_bench_leaves_a_page_that_needs_no_cdn(bench):

@@ -11,7 +11,7 @@ import pytest
 from roofline.model.arithmetic import gemm_intensity
 from roofline.model.contention import Conditions
 
-from .asvtools import ROOT, asv, asv_env, git, load_results, result_files, run_same, scratch_repo, selection
+from .asvtools import ROOT, asv, git, load_results, result_files, selection
 
 sys.path.insert(0, str(ROOT))
 from benchmarks.common import GRID  # noqa: E402
@@ -19,14 +19,15 @@ from benchmarks.common import GRID  # noqa: E402
 pytestmark = pytest.mark.slow
 
 
+#: The machine name the session's `roofline bench` files its results under (conftest.made_bench).
+MACHINE = "box"
+
+
 @pytest.fixture(scope="module")
-def ran(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("asv")
-    repo = scratch_repo(tmp / "repo")
-    env = asv_env(repo, tmp / "home", tmp / "cache")
-    (tmp / "home").mkdir()
-    proc = run_same(repo, env, "ci-box")
-    return repo, env, proc
+def ran(made_bench):
+    """The session's one `roofline bench` at small sizes: its `asv run --python=same --record-samples` over
+    the chosen combinations is the suite's whole asv run, as a user's `asv run` makes it."""
+    return made_bench["repo"], made_bench["env"], made_bench["proc"]
 
 
 def test_asv_check_passes(ran):
@@ -38,7 +39,7 @@ def test_asv_check_passes(ran):
 def test_asv_run_exits_0_and_records_every_chosen_combination(ran):
     repo, _, proc = ran
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    files = result_files(repo, "ci-box")
+    files = result_files(repo, MACHINE)
     assert len(files) == 1
     results = load_results(files[0])
     bench = json.loads((repo / ".asv" / "results" / "benchmarks.json").read_text())
@@ -68,7 +69,7 @@ def test_one_timing_per_point_and_batch_8_outdoes_batch_1(ran):
     """GB/s × intensity = GFLOP/s exactly for every recorded point; batch 1 and 8 were timed alternately,
     so whatever the machine did landed on both, and the same weights give more FLOP/s at batch 8."""
     repo, _, _ = ran
-    results = load_results(result_files(repo, "ci-box")[0])
+    results = load_results(result_files(repo, MACHINE)[0])
     for cls in ("DecodeDRAM", "DecodeCacheResident"):
         gflops, params = results[f"decode.{cls}.track_gflops"]
         gbps, _ = results[f"decode.{cls}.track_bandwidth"]
@@ -97,12 +98,13 @@ def test_guards_reach_asv_stderr(ran):
     assert "fits in the" not in proc.stdout
 
 
-def test_asv_publish_writes_html(ran):
+def test_asv_publish_writes_html(ran, tmp_path):
     repo, env, _ = ran
-    proc = asv(repo, env, "publish")
+    html = tmp_path / "html"  # not the run's own folder: test_bench_html reads the page roofline bench left there
+    proc = asv(repo, env, "publish", "--html-dir", str(html))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (repo / ".asv" / "html" / "index.html").is_file()
-    root = repo / ".asv" / "html" / "graphs"
+    assert (html / "index.html").is_file()
+    root = html / "graphs"
     graphs = [g for g in root.rglob("decode.DecodeDRAM.track_gflops.json") if "summary" not in g.parts]
     assert graphs
 
@@ -118,7 +120,7 @@ def test_a_run_at_other_sizes_keeps_both_series_in_the_published_graph(ran, tmp_
     env = {**first_env, "ASV_PYTHONPATH": str(repo), "ROOFLINE_N": "1024"}
     head = git(repo, "rev-parse", "HEAD")
     only = selection(repo, env, r"DecodeDRAM\.track_gflops")
-    proc = asv(repo, env, "run", "--python=same", "--set-commit-hash", head, "--machine", "ci-box", *only)
+    proc = asv(repo, env, "run", "--python=same", "--set-commit-hash", head, "--machine", MACHINE, *only)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert (repo / ".asv" / "results" / "benchmarks.json").read_bytes() == before
     proc = asv(repo, env, "publish")
@@ -140,7 +142,7 @@ def test_time_twins_take_back_to_back_steps_with_no_setup_between_them(ran):
     and run their steps back to back inside that call, timed per step by their own clock."""
     repo, _, proc = ran
     assert "setup hooks re-run" not in proc.stdout + proc.stderr
-    doc = json.loads(result_files(repo, "ci-box")[0].read_text())
+    doc = json.loads(result_files(repo, MACHINE)[0].read_text())
     cols = doc["result_columns"]
     for cls in ("DecodeDRAM", "DecodeCacheResident"):
         row = doc["results"][f"decode.{cls}.time_decode_step"]
