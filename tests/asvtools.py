@@ -93,6 +93,18 @@ def selection(repo: Path, env: dict[str, str], only: str | None = None) -> list[
     return json.loads(out.stdout)
 
 
+#: `roofline bench` as the tests run it. --allow-busy: they run beside other work
+#: (test_bench_faults.test_a_busy_machine_stops_bench_before_it_measures checks the refusal without it).
+BENCH = [sys.executable, "-m", "roofline", "bench", "--python-same", "--machine", "box", "--allow-busy"]
+
+
+def bench(repo: Path, env: dict[str, str], *extra: str, timeout: float = RUN_TIMEOUT_S) -> subprocess.CompletedProcess:
+    """`roofline bench` (:data:`BENCH`, then ``extra``) in ``repo``, no standard input, its output captured."""
+    return subprocess.run(
+        [*BENCH, *extra], cwd=repo, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+
+
 def result_files(repo: Path, machine: str) -> list[Path]:
     d = repo / ".asv" / "results" / machine
     return sorted(p for p in d.glob("*.json") if p.name != "machine.json")

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
-from .asvtools import RUN_TIMEOUT_S, asv_env, scratch_repo
+from .asvtools import asv_env, bench, scratch_repo
 
 
 @pytest.fixture
@@ -22,20 +19,11 @@ def small_machine(monkeypatch, tmp_path):
 def made_bench(tmp_path_factory):
     """One `roofline bench` (what `make bench` runs after installing) at small sizes in a scratch repository,
     shared by the tests that read what it leaves (test_bench_faults, test_bench_html, test_suite_asv): its
-    output and folders.
-    --allow-busy: the tests run beside other work (test_bench_faults checks the refusal without it)."""
+    output and folders."""
     tmp = tmp_path_factory.mktemp("made-bench")
     repo = scratch_repo(tmp / "repo")
     (tmp / "home").mkdir()
     env = asv_env(repo, tmp / "home", tmp / "cache")
-    proc = subprocess.run(
-        [sys.executable, "-m", "roofline", "bench", "--python-same", "--machine", "box", "--allow-busy"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = bench(repo, env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return {"proc": proc, "repo": repo, "env": env, "html": repo / ".asv" / "html", "tmp": tmp}

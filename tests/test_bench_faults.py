@@ -10,12 +10,9 @@ import time
 
 import pytest
 
-from .asvtools import RUN_TIMEOUT_S, asv_env, git, load_results, result_files, scratch_repo
+from .asvtools import BENCH, RUN_TIMEOUT_S, asv_env, bench, git, load_results, result_files, scratch_repo
 
 pytestmark = pytest.mark.slow
-
-# --allow-busy: these tests run beside other work; test_a_busy_machine_stops_bench_before_it_measures checks the refusal
-BENCH = [sys.executable, "-m", "roofline", "bench", "--python-same", "--machine", "box", "--allow-busy"]
 
 
 @pytest.fixture
@@ -24,12 +21,6 @@ def project(tmp_path):
     (tmp_path / "home").mkdir()
     env = asv_env(repo, tmp_path / "home", tmp_path / "cache")
     return repo, env
-
-
-def bench(repo, env, *extra, timeout=RUN_TIMEOUT_S):
-    return subprocess.run(
-        [*BENCH, *extra], cwd=repo, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-    )
 
 
 def snapshot(folder):
