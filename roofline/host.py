@@ -8,6 +8,7 @@ import platform
 import re
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,6 +140,24 @@ def _affinity() -> set[int]:
 def cpu_count() -> int:
     """Cores this process may run on."""
     return len(_affinity())
+
+
+def running_threads(task_dir: str | os.PathLike = "/proc/self/task") -> int | None:
+    """This process's other threads running or runnable now (state R in Linux's ``/proc``), None where
+    the OS does not say. A BLAS's idle workers spin in state R for a while after each call."""
+    me = str(threading.get_native_id())
+    try:
+        tasks = [t for t in os.listdir(task_dir) if t != me]
+    except OSError:
+        return None
+    running = 0
+    for t in tasks:
+        try:
+            stat = Path(task_dir, t, "stat").read_text()
+        except OSError:  # the thread ended meanwhile
+            continue
+        running += stat[stat.rfind(")") + 2 : stat.rfind(")") + 3] == "R"
+    return running
 
 
 def available_memory_bytes() -> int | None:

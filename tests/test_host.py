@@ -141,3 +141,41 @@ def test_gpu_facts_none_without_cuda():
     if torch.cuda.is_available():
         pytest.skip("a CUDA device is present: this checks the CPU-only answer")
     assert host.gpu_facts() is None
+
+
+def _tasks(root, states):
+    """A fake /proc/self/task: one thread per (tid, comm, state)."""
+    for tid, comm, state in states:
+        (root / str(tid)).mkdir(parents=True)
+        (root / str(tid) / "stat").write_text(f"{tid} ({comm}) {state} 1 2 3 4\n")
+    return root
+
+
+def test_running_threads_counts_the_other_threads_in_state_r(tmp_path):
+    import threading
+
+    me = threading.get_native_id()
+    # a thread's name may hold ") R (": the state is the field after the last ")"
+    threads = [(me, "python", "R"), (me + 1, "openblas) R (x", "S"), (me + 2, "omp", "R"), (me + 3, "w", "R")]
+    root = _tasks(tmp_path, threads)
+    assert host.running_threads(root) == 2  # not this thread, not the sleeping one
+    assert host.running_threads(tmp_path / "absent") is None  # the OS does not say
+
+
+def test_running_threads_sees_a_blas_worker_spin_after_a_call_and_sleep_later():
+    """OpenBLAS's idle workers spin (state R) for a while after each call: what settle() waits out."""
+    np = pytest.importorskip("numpy")
+    from threadpoolctl import threadpool_limits
+
+    from roofline.measure.timing import SETTLE_LIMIT_S, settle
+
+    if host.cpu_count() < 2 or host.running_threads() is None:
+        pytest.skip("needs two cores and Linux's /proc")
+    a = np.random.default_rng(0).standard_normal((1024, 1024))
+    with threadpool_limits(2, user_api="blas"):
+        assert settle() < SETTLE_LIMIT_S  # whatever ran before has stopped
+        a @ a
+        spinning = host.running_threads()
+        waited = settle()
+        after = host.running_threads()
+    assert spinning >= 1 and after == 0 and 0 < waited < SETTLE_LIMIT_S

@@ -156,8 +156,10 @@ def test_one_call_of_a_time_twin_is_its_steps_back_to_back_and_its_clock_counts_
     from benchmarks.common import Benchmark
 
     ran = []
-    twin = harness._Twin(("test", 1), lambda: lambda: ran.append(1) or len(ran), None, calls=7)
-    assert twin() == 7 and len(ran) == 7
+    monkeypatch.setattr(harness, "settle", lambda: ran.append("settled"))
+    twin = harness._Twin(("test", 1), lambda: lambda: ran.append(1) or len(ran) - 1, None, calls=7)
+    assert twin() == 7 and ran == ["settled"] + [1] * 7  # built, its check's BLAS workers asleep, then timed
+    assert twin() == 14 and ran.count("settled") == 1
     monkeypatch.setattr(harness.time, "perf_counter", lambda: 70.0)
     assert twin.clock() == 10.0
     bench = Benchmark()
@@ -392,6 +394,7 @@ def test_the_backend_grid_times_fresh_builds_in_every_round_and_a_later_failure_
         return step
 
     monkeypatch.setattr(harness, "build_step", build)
+    monkeypatch.setattr(harness, "settle", lambda: timed.append("settle"))
     grid = harness.backend_grid(GRID)
     ok = {k: p for k, p in grid.items() if p.status == "ok"}
     assert sorted(ok) == [("numpy", "fp32", 256, 1), ("torch-cpu", "fp32", 256, 1)]
@@ -400,6 +403,9 @@ def test_the_backend_grid_times_fresh_builds_in_every_round_and_a_later_failure_
     assert grid["numpy", "fp32", 2048, 1].status == "skipped"  # not chosen
     # each round builds every step afresh, the backends one after another, never timed together
     assert builds.count(("numpy", "fp32")) == builds.count(("torch-cpu", "fp32")) == run.ROUNDS
+    # each backend's round starts once the builds' checks and the last round's BLAS workers stop spinning
+    assert timed[::2] == ["settle"] * 2 * run.ROUNDS
+    timed = timed[1::2]
     assert len(timed) == 2 * run.ROUNDS and all(len({b for _, b in fns}) == 1 for fns in timed)
     assert [len(fns) for fns in timed] == [1, 2] * (run.ROUNDS - 1) + [1, 1]
 
@@ -529,6 +535,7 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
     monkeypatch.setattr(run, "SweepRounds", Sweeping)
     monkeypatch.setattr(run, "LevelRounds", Levels)
     monkeypatch.setattr(run, "_steps", lambda chosen, grid: ({}, {}))
+    monkeypatch.setattr(run, "settle", lambda: events.append("settle"))
 
     class Watch:
         def start(self):
@@ -543,7 +550,9 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
     per = f"ceilings {runs}+{gemm_runs} {ceilings.STREAM_ROUND_S}s"
     made = ["start", "made", f"sweep made n=256 2x {step.MIN_TOTAL_S / 3:.4f}s", "levels made ('load',)"]
     # the level sweep's five rounds at one moment become two at each of the run's three
-    assert events == made + ["points", per, "sweep", "levels 2x"] * 3 + ["plateaus", "levels closed", "knee", "pooled"]
+    # and each turn starts once the last turn's BLAS workers have stopped spinning
+    turns = ["settle", "points", "settle", per, "settle", "sweep", "settle", "levels 2x"]
+    assert events == made + turns * 3 + ["plateaus", "levels closed", "knee", "pooled"]
     assert run.ROUNDS == 3 and ceilings.BANDWIDTH_RUNS // 3 * 3 == 15 and ceilings.GEMM_RUNS // 3 * 3 == 6
 
 

@@ -87,3 +87,19 @@ def test_sync_runs_around_every_sample():
 def test_bad_arguments(repeats, warmup):
     with pytest.raises(BadInput):
         time_calls(lambda: None, repeats=repeats, warmup=warmup)
+
+
+def test_settle_waits_until_no_other_thread_runs_and_no_longer_than_its_limit():
+    from roofline.measure.timing import SETTLE_BLIND_S, settle
+
+    clock = FakeClock([])
+
+    def sleep(s):
+        clock.now += s
+
+    busy = iter([2, 1, 1, 0])
+    assert settle(0.5, lambda: next(busy), clock, sleep) == pytest.approx(0.006)  # three 2 ms polls
+    assert settle(0.5, lambda: 0, clock, sleep) == 0.0  # nothing spinning: no wait at all
+    assert settle(0.5, lambda: 1, clock, sleep) == pytest.approx(0.5, abs=0.003)  # a thread that never sleeps
+    assert settle(0.5, lambda: None, clock, sleep) == pytest.approx(SETTLE_BLIND_S)  # the OS does not say
+    assert settle(0.1, lambda: None, clock, sleep) == pytest.approx(0.1)

@@ -214,6 +214,8 @@ def referees_of(name, combo):
     args = [a.strip().strip("'") for a in combo.split(",")] if combo else []
     if ".CacheBandwidth." in name:
         return [f"likwid load {args[0]}"]
+    if ".ComputePeak." in name:  # bf16/int8 instruction peaks: no referee here (likwid-bench's are fp32/fp64)
+        return []
     if ".GemmPeak." in name:
         return ["likwid peak fp64" if args[0] == "float64" else "likwid peak fp32"]
     if name.startswith("crossover."):

@@ -26,6 +26,7 @@ from ..model.intervals import median_ci
 from .ceilings import GEMM_RUNS, GemmPeak, default_gemm_n, gemm_peak
 from .numpy_step import relative_error
 from .pools import check_fits, random_array
+from .timing import settle
 
 #: The dtypes a compute roof is measured for, in the order reports list them.
 COMPUTE_DTYPES = ("fp64", "fp32", "bf16", "fp16", "int8")
@@ -95,6 +96,7 @@ def _torch_roof(dtype: str, n: int, runs: int) -> ComputeRoof:
     err = relative_error(c[rows].to(torch.float64).numpy(), a64[rows] @ b64)
     if not err <= tol:
         raise KernelMismatch(f"torch {dtype} GEMM is wrong: relative error {err:.3g} > {tol:g}; no roof reported")
+    settle()  # the float64 check's BLAS workers spin ~0.1 s: a GEMM timed beside them runs at half speed
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()

@@ -2,7 +2,8 @@
 
 :func:`time_interleaved` times several kernels together, one sample of each in turn, so that they
 share whatever the machine did meanwhile: their ratio is steadier than that of kernels timed one
-after the other. :func:`time_calls` is the one-kernel case.
+after the other. :func:`time_calls` is the one-kernel case. :func:`settle` waits, before timing one
+thread pool, for another pool's idle workers to stop spinning.
 """
 
 from __future__ import annotations
@@ -14,7 +15,39 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..errors import BadInput
+from ..host import running_threads
 from ..model.guards import NOISY_SPREAD
+
+#: The longest :func:`settle` waits. OpenBLAS's idle workers spin 2**28 TSC cycles after each call
+#: (its default THREAD_TIMEOUT): 0.10 s at this VM's 2.6 GHz, 0.27 s at 1 GHz.
+SETTLE_LIMIT_S = 0.5
+#: What :func:`settle` waits where the OS does not tell a thread's state.
+SETTLE_BLIND_S = 0.15
+
+
+def settle(
+    limit_s: float = SETTLE_LIMIT_S,
+    running: Callable[[], int | None] = running_threads,
+    clock: Callable[[], float] = time.perf_counter,
+    sleep: Callable[[float], object] = time.sleep,
+) -> float:
+    """Wait until no other thread of this process runs (at most ``limit_s``); the seconds waited.
+
+    Call it before timing one thread pool after another pool's work: a BLAS's idle workers spin
+    after each call (OpenBLAS's 0.1 s, torch's OpenMP ~0.01 s), and a kernel timed meanwhile shares a
+    core with them. On a 2-core VM a torch int8 GEMM timed just after a numpy matmul ran at half its
+    rate. Where the OS does not say (``running`` gives None) it waits :data:`SETTLE_BLIND_S`.
+    """
+    start = clock()
+    while (busy := running()) != 0:
+        waited = clock() - start
+        if busy is None:
+            sleep(max(0.0, min(SETTLE_BLIND_S, limit_s) - waited))
+            break
+        if waited >= limit_s:
+            break
+        sleep(0.002)
+    return clock() - start
 
 
 def relative_iqr(values: Sequence[float]) -> float:

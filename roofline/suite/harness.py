@@ -30,6 +30,7 @@ from ..measure.backends import available, build_step, release_cuda
 from ..measure.contention import limit_blas
 from ..measure.numpy_step import decode_step
 from ..measure.step import DecodeMeasurement, StepRounds, measure_step
+from ..measure.timing import settle
 from ..model import guards
 from ..model.dtypes import SUITE
 from . import params
@@ -174,6 +175,7 @@ class _Twin:
         if step is None:
             limit_blas(self.threads)
             step = self.steps[self.key] = self.build()
+            settle()  # the build's float64 check spins the BLAS's workers: asv's samples come after
         for _ in range(self.calls - 1):
             step()
         return step()
@@ -309,6 +311,7 @@ def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResul
             if not steps:
                 keys[backend] = []
                 continue
+            settle()  # the builds' float64 checks and the last backend's workers have stopped spinning
             if r == 0:
                 rounds[backend] = StepRounds(list(steps.values()))
                 rounds[backend].time()

@@ -5,7 +5,8 @@ times a reference kernel, measures the ceilings **once** (STREAM, GEMM and each 
 the crossover sweep, and every chosen decode point **once**. Points, ceilings and the sweeps are each
 timed in :data:`ROUNDS` rounds spread over the run (the points' samples interleaved, DRAM and
 cache-resident together; the sweep's batches likewise; the level sweep's sizes), each pooled into
-one figure: a slow minute of a shared machine moves one round, not the figure. Then it times the
+one figure: a slow minute of a shared machine moves one round, not the figure. Each turn starts once
+the last turn's BLAS workers have stopped spinning (:func:`~roofline.measure.timing.settle`). Then it times the
 reference again. Every benchmark of the run reads this one :class:`RunState`: a point's GFLOP/s,
 GB/s, time per call and roofline fraction come from the same timing, and every derived figure
 (fraction, ridge, predicted crossover) from the same ceilings: the figures the ceiling benchmarks
@@ -39,6 +40,7 @@ from ..measure.levels import ROUNDS as LEVEL_ROUNDS
 from ..measure.numpy_step import decode_step
 from ..measure.step import MIN_TOTAL_S, DecodeMeasurement, StepRounds
 from ..measure.sweep import SWEEP_BATCHES, SWEEP_REPEATS, SweepRounds
+from ..measure.timing import settle
 from ..model import guards
 from ..model.arithmetic import crossover_batch, gemm_intensity, roofline_fraction
 from ..model.contention import Conditions, blas_threads_for, flat_timing
@@ -304,9 +306,9 @@ def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str
     parts = (ceilings, sweeping, _Levels())
     try:
         for _ in range(ROUNDS):
-            rounds.time()
-            for part in parts:
-                part.time()
+            for turn in (rounds, *parts):
+                settle()  # the last turn's BLAS workers asleep: they would spin beside this one's threads
+                turn.time()
         for part in reversed(parts):
             part.record(state)
     finally:
