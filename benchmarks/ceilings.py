@@ -1,6 +1,6 @@
 """This machine's ceilings, measured once per run: every derived figure of the run divides by these."""
 
-from .common import Benchmark, Measured, measured, suite
+from .common import Measured, suite
 
 
 class MemoryBandwidth(Measured):
@@ -54,20 +54,17 @@ class CacheBandwidth(Measured):
     track_capacity.unit = "bytes"
 
 
-class ComputePeak(Benchmark):
-    """The compute roofs beyond numpy's (whose fp32 and fp64 GemmPeak measures once per run): a square
-    torch GEMM per dtype where the CPU has instructions for it (AMX, AVX-512-BF16/FP16, VNNI), else skipped."""
+class ComputePeak(Measured):
+    """The compute roofs beyond numpy's (GemmPeak's fp32 and fp64): a square torch GEMM per dtype where
+    the CPU has instructions for it (AMX, AVX-512-BF16/FP16, VNNI), else skipped; in the run's rounds."""
 
     params = (["bf16", "fp16", "int8"],)
     param_names = ("dtype",)
 
-    def setup_cache(self):
-        return measured("compute_peaks")
+    def setup(self, run, dtype):
+        suite.compute_peak(run, dtype)
 
-    def setup(self, peaks, dtype):
-        suite.compute_peak(peaks, dtype)
-
-    def track_peak(self, peaks, dtype):
-        return suite.compute_peak(peaks, dtype)
+    def track_peak(self, run, dtype):
+        return suite.compute_peak(run, dtype)
 
     track_peak.unit = "GFLOP/s"

@@ -275,3 +275,90 @@ def test_a_torch_roof_is_timed_once_the_float64_checks_blas_workers_stop_spinnin
     monkeypatch.setattr(compute, "time", clock)
     compute.compute_roof("int8", n=64, runs=2, require_native=False)
     assert events == ["settle"] + ["clock"] * 4
+
+
+def test_compute_rounds_pool_every_rounds_gemms_into_one_roof_per_dtype():
+    """The run's torch roofs: built once (validated), timed at several moments, each dtype's roof the
+    median of every round's GEMMs; a dtype that cannot run here keeps why, no roof before a round."""
+    pytest.importorskip("torch")
+    rounds = compute.ComputeRounds(("bf16", "int8", "fp16"), n=64, require_native=False)
+    assert set(rounds.gemms) | set(rounds.skipped) == {"bf16", "int8", "fp16"}
+    with pytest.raises(BadInput, match="never timed"):
+        rounds.roofs()
+    with pytest.raises(BadInput, match="positive length"):
+        rounds.time(0)
+    rounds.time(0.01)
+    first = {d: len(s) for d, s in rounds.samples.items()}
+    rounds.time(0.01)
+    roofs = {r.dtype: r for r in rounds.roofs()}
+    assert set(roofs) == set(rounds.gemms) >= {"bf16", "int8"}
+    for dtype, r in roofs.items():
+        samples = rounds.samples[dtype]
+        assert r.runs == len(samples) > first[dtype] >= 1  # both rounds' GEMMs, pooled
+        assert r.gflops == statistics.median(samples) and r.low_gflops <= r.gflops <= r.high_gflops
+        assert r.n == 64 and "torch" in r.library
+
+
+def test_a_round_of_compute_roofs_settles_warms_then_takes_the_dtypes_in_turn(monkeypatch):
+    events = []
+    monkeypatch.setattr(compute, "settle", lambda: events.append("settle"))
+    monkeypatch.setattr(compute, "native_reason", lambda d: "no bf16 here" if d == "bf16" else None)
+    now = [0.0]
+
+    def gemm(dtype, n):
+        def op():
+            events.append(dtype)
+            now[0] += {"int8": 0.1, "fp16": 0.3}[dtype]
+
+        return compute._TorchGemm(dtype, n, op, "fake")
+
+    monkeypatch.setattr(compute, "_torch_gemm", gemm)
+    monkeypatch.setattr(compute.time, "perf_counter", lambda: now[0])
+    rounds = compute.ComputeRounds(("bf16", "int8", "fp16"), n=8)
+    assert rounds.skipped == {"bf16": "no bf16 here"}
+    rounds.time(0.5)
+    # one GEMM of each in turn, until the quicker dtype too has lasted the round: the same moments for all
+    assert events == ["settle", "int8", "fp16"] + ["int8", "fp16"] * 5
+    assert len(rounds.samples["int8"]) == len(rounds.samples["fp16"]) == 5
+
+
+def test_the_runs_compute_roofs_are_what_computepeak_records_or_why_not(monkeypatch):
+    import types
+
+    from roofline.suite import harness, run
+
+    class Rounds:
+        skipped = {"fp16": "no fp16 instructions"}
+
+        def __init__(self, n):
+            assert n == 512  # the run's GEMM size
+
+        def time(self, round_s):
+            assert round_s == compute.COMPUTE_ROUND_S
+
+        def roofs(self):
+            return (compute.ComputeRoof("bf16", 612.345678, "fake"),)
+
+    monkeypatch.setattr(run, "ComputeRounds", Rounds)
+    part, state = run._Compute(512), {}
+    part.time()
+    part.record(state)
+    assert state == {"compute_peaks": {"fp16": "no fp16 instructions", "bf16": 612.345678}}
+    quiet = types.SimpleNamespace(headline=lambda: "")
+    done = run.RunState({}, 1, "test", 256, quiet, compute_peaks=state["compute_peaks"])
+    assert harness.compute_peak(done, "bf16") == 612.3 and type(harness.compute_peak(done, "bf16")) is float
+    with pytest.raises(BackendUnavailable, match="no fp16 instructions"):
+        harness.compute_peak(done, "fp16")
+    with pytest.raises(BackendUnavailable, match="no compute roof for int8"):
+        harness.compute_peak(done, "int8")
+
+    def wrong(n):
+        raise KernelMismatch("torch bf16 GEMM is wrong")
+
+    monkeypatch.setattr(run, "ComputeRounds", wrong)
+    part, state = run._Compute(None), {}
+    part.time()
+    part.record(state)
+    assert state == {"compute_failed": "torch bf16 GEMM is wrong"}
+    with pytest.raises(KernelMismatch, match="is wrong"):
+        harness.compute_peak(run.RunState({}, 1, "test", 256, quiet, **state), "bf16")

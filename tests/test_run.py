@@ -7,6 +7,7 @@ derived figure from the one set of ceilings the ceiling benchmarks record.
 from __future__ import annotations
 
 import pickle
+import re
 import sys
 from pathlib import Path
 
@@ -62,6 +63,16 @@ def test_one_timing_per_point_gbps_times_intensity_is_gflops(measured):
         assert point.gbps * gemm_intensity(n, b, 4) == pytest.approx(point.gflops, rel=1e-3)  # 4 digits each
         assert isinstance(point.gflops, float) and isinstance(point.gbps, float)
         assert point.calls_per_sample == m.calls_per_sample >= 1
+
+
+def test_the_run_measures_each_torch_dtypes_compute_roof_or_says_why_not(measured):
+    assert set(measured.compute_peaks) == {"bf16", "fp16", "int8"} and not measured.compute_failed
+    for dtype, value in measured.compute_peaks.items():
+        if isinstance(value, str):
+            with pytest.raises(BackendUnavailable, match=re.escape(value)):
+                harness.compute_peak(measured, dtype)
+        else:
+            assert harness.compute_peak(measured, dtype) == harness.tracked(value) > 0
 
 
 def test_the_roof_is_read_or_add_in_a_state_from_before_read():
@@ -485,7 +496,7 @@ def test_a_level_sweep_that_cannot_run_keeps_its_reason_and_ends_its_threads(mon
 
 
 def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypatch):
-    """Points, ceilings, sweep, levels, three times: each point's samples, each ceiling's passes, each
+    """Points, ceilings, compute roofs, sweep, levels, three times: each point's samples, each ceiling's passes, each
     sweep batch's samples and each working set's samples come from three moments of the run, not from
     one; the ceilings' passes are split among their rounds (15 bandwidth passes and 6 GEMMs in all, as
     at one moment), and a sweep step's samples in a round add up to a third of a point's."""
@@ -533,7 +544,22 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
 
     monkeypatch.setattr(run, "CeilingRounds", Rounds)
     monkeypatch.setattr(run, "SweepRounds", Sweeping)
+
+    class Compute:
+        def __init__(self, n):
+            events.append(f"compute made n={n}")
+
+        def time(self, round_s):
+            events.append(f"compute {round_s}s")
+
+        skipped: dict = {}
+
+        def roofs(self):
+            events.append("compute pooled")
+            return ()
+
     monkeypatch.setattr(run, "LevelRounds", Levels)
+    monkeypatch.setattr(run, "ComputeRounds", Compute)
     monkeypatch.setattr(run, "_steps", lambda chosen, grid: ({}, {}))
     monkeypatch.setattr(run, "settle", lambda: events.append("settle"))
 
@@ -548,11 +574,13 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
         run._measure({}, {}, 256, None, (1 << 20, "test"), Watch())
     runs, gemm_runs = ceilings.BANDWIDTH_RUNS // run.ROUNDS, ceilings.GEMM_RUNS // run.ROUNDS
     per = f"ceilings {runs}+{gemm_runs} {ceilings.STREAM_ROUND_S}s"
-    made = ["start", "made", f"sweep made n=256 2x {step.MIN_TOTAL_S / 3:.4f}s", "levels made ('load',)"]
+    made = ["start", "made", f"sweep made n=256 2x {step.MIN_TOTAL_S / 3:.4f}s", "compute made n=None"]
+    made += ["levels made ('load',)"]
     # the level sweep's five rounds at one moment become two at each of the run's three
     # and each turn starts once the last turn's BLAS workers have stopped spinning
-    turns = ["settle", "points", "settle", per, "settle", "sweep", "settle", "levels 2x"]
-    assert events == made + turns * 3 + ["plateaus", "levels closed", "knee", "pooled"]
+    compute = f"compute {run.COMPUTE_ROUND_S}s"
+    turns = ["settle", "points", "settle", per, "settle", compute, "settle", "sweep", "settle", "levels 2x"]
+    assert events == made + turns * 3 + ["plateaus", "levels closed", "knee", "compute pooled", "pooled"]
     assert run.ROUNDS == 3 and ceilings.BANDWIDTH_RUNS // 3 * 3 == 15 and ceilings.GEMM_RUNS // 3 * 3 == 6
 
 

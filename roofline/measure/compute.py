@@ -15,6 +15,8 @@ timed GEMMs with its confidence interval.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,8 +40,16 @@ NATIVE = {
     "int8": ("amx_int8", "avx512_vnni", "avx_vnni"),
 }
 
+#: The dtypes computed through torch (fp32 and fp64 are numpy's BLAS: the run's GEMM ceiling).
+TORCH_DTYPES = ("bf16", "fp16", "int8")
+
 #: Square size of the torch GEMMs (the AMX/VNNI kernels reach their rate well below this).
 TORCH_GEMM_N = 2048
+
+#: Each dtype's GEMMs in one round of a run add up to at least this long ...
+COMPUTE_ROUND_S = 0.5
+#: ... or number this many (small test sizes would fill a round with thousands).
+COMPUTE_MAX_GEMMS = 100
 
 
 def from_gemm(peak: GemmPeak) -> ComputeRoof:
@@ -64,7 +74,22 @@ def native_reason(dtype: str, flags: frozenset[str] | None = None) -> str | None
     )
 
 
-def _torch_roof(dtype: str, n: int, runs: int) -> ComputeRoof:
+@dataclass(frozen=True)
+class _TorchGemm:
+    """One dtype's square GEMM on torch, validated: ``op()`` runs it, ``ops`` (FLOPs or int8 OPs) per call."""
+
+    dtype: str
+    n: int
+    op: Callable[[], object]
+    library: str
+
+    @property
+    def ops(self) -> float:
+        return 2.0 * self.n**3
+
+
+def _torch_gemm(dtype: str, n: int) -> _TorchGemm:
+    """The validated GEMM of a torch dtype (BackendUnavailable where torch cannot run it, KernelMismatch if wrong)."""
     torch = import_torch()
     if dtype == "int8":
         if not hasattr(torch, "_int_mm"):
@@ -96,22 +121,89 @@ def _torch_roof(dtype: str, n: int, runs: int) -> ComputeRoof:
     err = relative_error(c[rows].to(torch.float64).numpy(), a64[rows] @ b64)
     if not err <= tol:
         raise KernelMismatch(f"torch {dtype} GEMM is wrong: relative error {err:.3g} > {tol:g}; no roof reported")
+    what = "_int_mm" if dtype == "int8" else "matmul"
+    return _TorchGemm(dtype, n, op, f"torch {torch.__version__} {what} ({torch.get_num_threads()} threads)")
+
+
+def _torch_roof(dtype: str, n: int, runs: int) -> ComputeRoof:
+    gemm = _torch_gemm(dtype, n)
     settle()  # the float64 check's BLAS workers spin ~0.1 s: a GEMM timed beside them runs at half speed
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        op()
+        gemm.op()
         times.append(time.perf_counter() - t0)
-    ci = median_ci([2.0 * n**3 / t / 1e9 for t in times])
-    what = "_int_mm" if dtype == "int8" else "matmul"
-    library = f"torch {torch.__version__} {what} ({torch.get_num_threads()} threads)"
-    return ComputeRoof(dtype, ci.median, library, ci.low, ci.high, n, runs)
+    ci = median_ci([gemm.ops / t / 1e9 for t in times])
+    return ComputeRoof(dtype, ci.median, gemm.library, ci.low, ci.high, n, runs)
+
+
+def _checked(dtype: str, n: int | None, require_native: bool) -> int:
+    """The GEMM size of a torch dtype's roof; BadInput, or BackendUnavailable where the CPU emulates it."""
+    if dtype not in COMPUTE_DTYPES:
+        raise BadInput(f"no compute roof for dtype {dtype!r} (use {', '.join(COMPUTE_DTYPES)})")
+    if n is not None and n <= 0:
+        raise BadInput(f"a compute roof needs a positive n, got n={n}")
+    if require_native and (reason := native_reason(dtype)):
+        raise BackendUnavailable(reason)
+    n = n or TORCH_GEMM_N
+    check_fits(3 * n * n * 8, f"a {n}×{n} {dtype} GEMM and its float64 check")
+    return n
+
+
+class ComputeRounds:
+    """The torch dtypes' roofs timed at several moments of a run (one :meth:`time` per moment, other work
+    between) and pooled, as the run's other ceilings are; built once (operands written, each GEMM
+    validated). A dtype that cannot run here keeps its reason (:attr:`skipped`); KernelMismatch if wrong.
+
+    Measured at one moment (six GEMMs) in a setup_cache of its own, int8 moved 1.41-1.77 over eight
+    alternated iterations on a 2-core VM; in three rounds of 0.5 s, 1.08-1.15.
+    """
+
+    def __init__(self, dtypes: Sequence[str] = TORCH_DTYPES, n: int | None = None, require_native: bool = True):
+        self.gemms: dict[str, _TorchGemm] = {}
+        self.skipped: dict[str, str] = {}
+        for dtype in dtypes:
+            try:
+                self.gemms[dtype] = _torch_gemm(dtype, _checked(dtype, n, require_native))
+            except BackendUnavailable as exc:
+                self.skipped[dtype] = str(exc)
+        self.samples: dict[str, list[float]] = {d: [] for d in self.gemms}
+
+    def time(self, round_s: float = COMPUTE_ROUND_S) -> None:
+        """One round: once the last work's BLAS workers sleep and a GEMM of each has woken torch's, the
+        dtypes' GEMMs in turn, one of each at a time, until every dtype's add up to ``round_s`` (at most
+        :data:`COMPUTE_MAX_GEMMS` each)."""
+        if round_s <= 0:
+            raise BadInput(f"a round needs a positive length, got {round_s}")
+        gemms = list(self.gemms.values())
+        settle()
+        for g in gemms:
+            g.op()
+        spent = dict.fromkeys(self.gemms, 0.0)
+        for _ in range(COMPUTE_MAX_GEMMS if gemms else 0):
+            if min(spent.values()) >= round_s:
+                break
+            for g in gemms:
+                t0 = time.perf_counter()
+                g.op()
+                t = time.perf_counter() - t0
+                spent[g.dtype] += t
+                self.samples[g.dtype].append(g.ops / t / 1e9)
+
+    def roofs(self) -> tuple[ComputeRoof, ...]:
+        """Each dtype's median over every round's GEMMs and its interval; BadInput before the first round."""
+        if any(not s for s in self.samples.values()):
+            raise BadInput("the compute roofs were never timed")
+        out = []
+        for dtype, rates in self.samples.items():
+            ci, g = median_ci(rates), self.gemms[dtype]
+            out.append(ComputeRoof(dtype, ci.median, g.library, ci.low, ci.high, g.n, len(rates)))
+        return tuple(out)
 
 
 def compute_roof(dtype: str, n: int | None = None, runs: int = GEMM_RUNS, require_native: bool = True) -> ComputeRoof:
-    """The compute roof of one dtype; BackendUnavailable (with the reason) where it cannot be measured here.
-
-    ``require_native=False`` measures a torch dtype even where the CPU emulates it (for tests).
+    """The compute roof of one dtype at one moment; BackendUnavailable (with the reason) where it cannot be
+    measured here. ``require_native=False`` measures a torch dtype even where the CPU emulates it (for tests).
     """
     if dtype not in COMPUTE_DTYPES:
         raise BadInput(f"no compute roof for dtype {dtype!r} (use {', '.join(COMPUTE_DTYPES)})")
@@ -120,11 +212,7 @@ def compute_roof(dtype: str, n: int | None = None, runs: int = GEMM_RUNS, requir
     if dtype in ("fp64", "fp32"):
         numpy_name = DTYPES[dtype].numpy
         return from_gemm(gemm_peak(numpy_name, n or default_gemm_n(numpy_name), runs=runs))
-    if require_native and (reason := native_reason(dtype)):
-        raise BackendUnavailable(reason)
-    n = n or TORCH_GEMM_N
-    check_fits(3 * n * n * 8, f"a {n}×{n} {dtype} GEMM and its float64 check")
-    return _torch_roof(dtype, n, runs)
+    return _torch_roof(dtype, _checked(dtype, n, require_native), runs)
 
 
 def compute_roofs(dtypes: tuple[str, ...] = COMPUTE_DTYPES, **kwargs) -> tuple[tuple[ComputeRoof, ...], dict[str, str]]:

@@ -44,7 +44,7 @@ def order_statistic_rank(n: int, confidence: float = CONFIDENCE) -> tuple[int, f
     best = (1, 1 - 2 * 0.5**n) if n > 1 else (1, 0.0)
     tail = 0.0
     for k in range(1, (n + 1) // 2 + 1):
-        tail += comb(n, k - 1) * 0.5**n  # P(Binomial(n, ½) ≤ k − 1)
+        tail += comb(n, k - 1) / (1 << n)  # P(Binomial(n, ½) ≤ k − 1); exact ints: no overflow past n ≈ 1030
         coverage = 1 - 2 * tail
         if coverage >= confidence:
             best = (k, coverage)

@@ -436,18 +436,13 @@ def level_entry(run: RunState | str, level: str) -> tuple[float, int]:
     return tracked(gbps), size
 
 
-def compute_peaks(dtypes: tuple[str, ...] = ("bf16", "fp16", "int8")) -> dict[str, float | str]:
-    """Each dtype's compute roof in GFLOP/s (GOP/s for int8), or why it was skipped (asv: in setup_cache).
-    fp32 and fp64 are :func:`gemm_gflops`'s, measured once per run."""
-    from ..measure.compute import compute_roofs
-
-    roofs, skipped = compute_roofs(dtypes)
-    return {**skipped, **{c.dtype: float(c.gflops) for c in roofs}}
-
-
-def compute_peak(peaks: dict[str, float | str] | str, dtype: str) -> float:
-    """One dtype's roof, or BackendUnavailable (asv: skipped) with the reason."""
-    value = cached(peaks).get(dtype, f"no compute roof for {dtype}")
+def compute_peak(run: RunState | str, dtype: str) -> float:
+    """One torch dtype's compute roof of this run (GFLOP/s, GOP/s for int8), or BackendUnavailable (asv:
+    skipped) with the reason; fp32 and fp64 are :func:`gemm_gflops`'s."""
+    run = require(run)
+    if run.compute_failed:
+        raise KernelMismatch(run.compute_failed)
+    value = run.compute_peaks.get(dtype, f"no compute roof for {dtype} in this run")
     if isinstance(value, str):
         raise BackendUnavailable(value)
     return tracked(value)

@@ -1,7 +1,8 @@
 """One asv run's measurement, made once: what the suite's ``setup_cache`` returns to every benchmark.
 
 :func:`measure_run` samples the machine before measuring (:func:`~roofline.measure.contention.sample_cpu`),
-times a reference kernel, measures the ceilings **once** (STREAM, GEMM and each memory level's roof),
+times a reference kernel, measures the ceilings **once** (STREAM, GEMM, torch's bf16/fp16/int8 GEMMs
+where the CPU computes them, and each memory level's roof),
 the crossover sweep, and every chosen decode point **once**. Points, ceilings and the sweeps are each
 timed in :data:`ROUNDS` rounds spread over the run (the points' samples interleaved, DRAM and
 cache-resident together; the sweep's batches likewise; the level sweep's sizes), each pooled into
@@ -34,6 +35,7 @@ from ..measure.ceilings import (
     default_gemm_n,
     roof_kernel,
 )
+from ..measure.compute import COMPUTE_ROUND_S, ComputeRounds
 from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.levels import ROOF_KERNEL, LevelRounds
 from ..measure.levels import ROUNDS as LEVEL_ROUNDS
@@ -75,6 +77,7 @@ class RunState:
     ones the derived figures use. ``chosen``: the variables' choices (the sizes this run used);
     ``level_roofs``: {level: (GB/s, aggregate bytes)}, the read-only roof of each memory level;
     ``levels_skipped`` says why there are none where the sweep cannot run here (no numba).
+    ``compute_peaks``: {torch dtype: GFLOP/s (GOP/s for int8), or why it was not measured here}.
     ``blas_threads``: the threads the BLAS ran on (the ``time_`` twins use as many); ``gemm_n``: the size
     of the suite dtype's GEMM ceiling (ROOFLINE_GEMM_N or its default; None in a state from before).
     """
@@ -93,6 +96,8 @@ class RunState:
     level_roofs: Mapping[str, tuple[float, int]] = field(default_factory=dict)
     levels_failed: str = ""
     levels_skipped: str = ""
+    compute_peaks: Mapping[str, float | str] = field(default_factory=dict)
+    compute_failed: str = ""
     warnings: tuple[str, ...] = ()
     blas_threads: int | None = None
     gemm_n: int | None = None
@@ -164,6 +169,24 @@ class _Ceilings(_Part):
         state["warnings"] += [
             w for k, bw in c.bandwidth.items() for w in guards.noisy_passes(bw.spread, f"{k} bandwidth")
         ]
+
+
+class _Compute(_Part):
+    """The torch dtypes' compute roofs in rounds (:class:`~roofline.measure.compute.ComputeRounds`), at
+    the run's GEMM size (ROOFLINE_GEMM_N, else the torch default); a dtype that cannot run here keeps why."""
+
+    def __init__(self, gemm_n: int | None):
+        super().__init__(lambda: ComputeRounds(n=gemm_n))
+
+    def time(self) -> None:
+        self._time(COMPUTE_ROUND_S)
+
+    def record(self, state: dict) -> None:
+        if self.rounds is None:
+            state["compute_failed"] = self.failed
+            return
+        rounds, self.rounds = self.rounds, None  # the operands go
+        state["compute_peaks"] = {**rounds.skipped, **{r.dtype: float(r.gflops) for r in rounds.roofs()}}
 
 
 class _Sweep(_Part):
@@ -301,9 +324,10 @@ def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str
     watch.start()
     state: dict = {"warnings": []}
     steps, points = _steps(chosen, grid)
-    # the points, the ceilings, the sweep and the levels in turn, three times: each pooled over its rounds
+    # the points, the ceilings, the compute roofs, the sweep and the levels in turn, three times: each
+    # pooled over its rounds
     rounds, ceilings, sweeping = StepRounds(list(steps.values())), _Ceilings(gemm_n), _Sweep(sweep_n)
-    parts = (ceilings, sweeping, _Levels())
+    parts = (ceilings, _Compute(gemm_n), sweeping, _Levels())
     try:
         for _ in range(ROUNDS):
             for turn in (rounds, *parts):
