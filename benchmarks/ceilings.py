@@ -18,6 +18,19 @@ class MemoryBandwidth(Measured):
     track_bandwidth_ceiling.unit = "GB/s"
 
 
+class BandwidthReferee(Measured):
+    """The DRAM roof's independent referee: likwid-bench's load kernel over the bytes MemoryBandwidth's
+    read pass reads, run after each round of the ceilings (skipped where likwid-bench cannot run)."""
+
+    def setup(self, run):
+        suite.bandwidth_referee(run)
+
+    def track_referee_bandwidth(self, run):
+        return suite.bandwidth_referee(run)
+
+    track_referee_bandwidth.unit = "GB/s"
+
+
 class GemmPeak(Measured):
     """Square-GEMM rate through numpy's BLAS, the kernels' own BLAS."""
 

@@ -211,6 +211,72 @@ def test_likwid_output_kernels_and_sizes():
     assert 64 * KIB < sizes["L2"] < MIB and MIB < sizes["L3"] < 8 * MIB
 
 
+def fake_likwid(folder, rate_mbyte_s: str = "50000"):
+    """A likwid-bench on PATH that logs its arguments and prints ``rate_mbyte_s`` (or fails on "fail")."""
+    log = folder / "calls.txt"
+    exe = folder / "likwid-bench"
+    exe.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> "{log}"\n'
+        f'[ "{rate_mbyte_s}" = fail ] && {{ echo "no topology" >&2; exit 1; }}\n'
+        f'echo "MByte/s:  {rate_mbyte_s}"\n'
+    )
+    exe.chmod(0o755)
+    return log
+
+
+def test_the_dram_referee_times_one_likwid_run_a_round_sized_from_the_last(tmp_path, monkeypatch):
+    """Each round is one likwid-bench load run over the bytes given, on all threads, lasting about the
+    seconds asked (its iterations from the last round's rate; the first from 10 GB/s); the figure is the
+    median of the rounds, and there is none before the first."""
+    log = fake_likwid(tmp_path)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    monkeypatch.setattr(likwid, "cpu_flags", lambda: frozenset({"avx512f"}))
+    r = likwid.LoadRounds(256 * MIB, 2, seconds=0.5)
+    with pytest.raises(BadInput, match="no round"):
+        r.median()
+    r.time()
+    r.time()
+    assert r.median() == 50.0 and r.rates == [50.0, 50.0] and r.kernel == "load_avx512"
+    calls = log.read_text().split("\n")
+    assert calls[0] == "-t load_avx512 -W N:65536B:2 -i 10"  # available(): the tiny proof run
+    first, second = (int(c.split("-i ")[1]) for c in calls[1:3])
+    assert calls[1].startswith(f"-t load_avx512 -W N:{256 * MIB}B:2 -i ")
+    assert first == math.ceil(0.5 * 10e9 / (256 * MIB)) and second == math.ceil(0.5 * 50e9 / (256 * MIB))
+    for bad in ((0, 2, 0.5), (MIB, 0, 0.5), (MIB, 2, 0.0)):
+        with pytest.raises(BadInput, match="positive"):
+            likwid.LoadRounds(*bad)
+
+
+def test_the_dram_referee_is_unavailable_without_a_working_likwid_bench(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(BackendUnavailable, match="not installed"):
+        likwid.LoadRounds(MIB, 2)
+    fake_likwid(tmp_path, "fail")
+    with pytest.raises(BackendUnavailable, match="failed .exit 1.: no topology"):
+        likwid.LoadRounds(MIB, 2)
+
+
+def test_the_report_sets_the_dram_roof_beside_its_referee(tmp_path):
+    """From results that recorded the referee: its GB/s and the roof ÷ it, in the JSON and the text;
+    results without it say nothing of one."""
+    from roofline.report.from_results import report_from_results
+
+    from . import asv_fixtures as fx
+
+    name = "ceilings.BandwidthReferee.track_referee_bandwidth"
+    suite = {**fx.SUITE, name: ("track", "GB/s", [], [], "v-ref")}
+    fx.write_benchmarks(tmp_path, suite)
+    fx.write_machine(tmp_path, "box")
+    fx.write_run(tmp_path, "box", "c" * 40, {**fx.full_values(bw_ceiling=30.0), name: [24.0]}, suite=suite)
+    rep = report_from_results(tmp_path)
+    c = rep.as_dict()["ceilings"]
+    assert c["referee_gbps"] == 24.0 and c["roof_over_referee"] == pytest.approx(c["bandwidth_roof_gbps"] / 24.0)
+    assert "read 24.0 GB/s; the DRAM roof is 1.25× it" in render_text(rep)
+    bare = build_report(FACTS, ROOFS)
+    assert bare.as_dict()["ceilings"]["referee_gbps"] is None and "referee:" not in render_text(bare)
+
+
 def test_a_report_from_asv_results_holds_each_point_to_its_recorded_level(tmp_path):
     from roofline.report.from_results import report_from_results
 

@@ -496,8 +496,9 @@ def test_a_level_sweep_that_cannot_run_keeps_its_reason_and_ends_its_threads(mon
 
 
 def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypatch):
-    """Points, ceilings, compute roofs, sweep, levels, three times: each point's samples, each ceiling's passes, each
-    sweep batch's samples and each working set's samples come from three moments of the run, not from
+    """Points, ceilings, their referee, compute roofs, sweep, levels, three times: each point's samples,
+    each ceiling's passes, each sweep batch's samples and each working set's samples come from three
+    moments of the run, not from
     one; the ceilings' passes are split among their rounds (15 bandwidth passes and 6 GEMMs in all, as
     at one moment), and a sweep step's samples in a round add up to a third of a point's."""
     from roofline.measure import ceilings, step
@@ -558,8 +559,23 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
             events.append("compute pooled")
             return ()
 
+    class Referee:
+        def __init__(self, nbytes, threads):
+            events.append(f"referee made {nbytes}")
+
+        def time(self):
+            events.append("referee")
+
+        kernel, nbytes = "load_x", 2 << 20
+
+        def median(self):
+            events.append("referee pooled")
+            return 1.0
+
     monkeypatch.setattr(run, "LevelRounds", Levels)
     monkeypatch.setattr(run, "ComputeRounds", Compute)
+    monkeypatch.setattr(run, "LoadRounds", Referee)
+    monkeypatch.setattr(run, "escape_bytes", lambda: 1 << 20)
     monkeypatch.setattr(run, "_steps", lambda chosen, grid: ({}, {}))
     monkeypatch.setattr(run, "settle", lambda: events.append("settle"))
 
@@ -574,13 +590,16 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
         run._measure({}, {}, 256, None, (1 << 20, "test"), Watch())
     runs, gemm_runs = ceilings.BANDWIDTH_RUNS // run.ROUNDS, ceilings.GEMM_RUNS // run.ROUNDS
     per = f"ceilings {runs}+{gemm_runs} {ceilings.STREAM_ROUND_S}s"
-    made = ["start", "made", f"sweep made n=256 2x {step.MIN_TOTAL_S / 3:.4f}s", "compute made n=None"]
-    made += ["levels made ('load',)"]
+    made = ["start", "made", f"sweep made n=256 2x {step.MIN_TOTAL_S / 3:.4f}s", f"referee made {2 << 20}"]
+    made += ["compute made n=None", "levels made ('load',)"]
     # the level sweep's five rounds at one moment become two at each of the run's three
     # and each turn starts once the last turn's BLAS workers have stopped spinning
     compute = f"compute {run.COMPUTE_ROUND_S}s"
-    turns = ["settle", "points", "settle", per, "settle", compute, "settle", "sweep", "settle", "levels 2x"]
-    assert events == made + turns * 3 + ["plateaus", "levels closed", "knee", "compute pooled", "pooled"]
+    # the DRAM roof's referee right after each round of the ceilings, over the bytes the roof's pass reads
+    turns = ["settle", "points", "settle", per, "settle", "referee", "settle", compute, "settle", "sweep"]
+    turns += ["settle", "levels 2x"]
+    pooled = ["plateaus", "levels closed", "knee", "compute pooled", "referee pooled", "pooled"]
+    assert events == made + turns * 3 + pooled
     assert run.ROUNDS == 3 and ceilings.BANDWIDTH_RUNS // 3 * 3 == 15 and ceilings.GEMM_RUNS // 3 * 3 == 6
 
 
@@ -591,3 +610,62 @@ def test_asv_times_the_twins_in_as_many_rounds_as_the_run_times_its_points():
 
     for cls in (decode.DecodeDRAM, decode.DecodeCacheResident, backends.BackendDecode):
         assert issubclass(cls, common.Benchmark) and cls.rounds == run.ROUNDS
+
+
+def test_the_run_referees_its_dram_roof_or_says_why_not(measured):
+    """likwid-bench's load kernel ran in the run's ceiling rounds over the bytes the roof's pass reads
+    (a GB/s figure asv records as a float), or the benchmark is skipped with the reason."""
+    if measured.referee_gbps is None:
+        assert measured.referee_skipped and not measured.referee_failed
+        with pytest.raises(BackendUnavailable, match=re.escape(measured.referee_skipped)):
+            harness.bandwidth_referee(measured)
+        return
+    value = harness.bandwidth_referee(measured)
+    assert type(value) is float and value == harness.tracked(measured.referee_gbps) > 0
+    assert measured.referee_kernel.startswith("likwid-bench load") and "over 8 MiB" in measured.referee_kernel
+
+
+@pytest.mark.parametrize("where", ["absent", "later round"])
+def test_a_referee_that_cannot_run_keeps_why_and_a_later_failure_is_warned_of(monkeypatch, where):
+    """No likwid-bench: skipped, saying why; one that stops after its first round: no figure from the
+    rounds it ran, a warning, and the benchmark skipped with the reason (the referee is not the suite's
+    figure: the run goes on)."""
+    timed = []
+
+    class Referee:
+        kernel, nbytes = "load_x", 1 << 20
+
+        def __init__(self, nbytes, threads):
+            if where == "absent":
+                raise BackendUnavailable("likwid-bench is not installed")
+
+        def time(self):
+            timed.append(1)
+            if len(timed) == 2:
+                raise BackendUnavailable("likwid-bench load_x failed (exit 1): no topology")
+
+        def median(self):
+            raise AssertionError("no figure from a stopped referee")
+
+    monkeypatch.setattr(run, "LoadRounds", Referee)
+    referee, state = run._Referee(), {"warnings": []}
+    for _ in range(run.ROUNDS):
+        referee.time()
+    referee.record(state)
+    if where == "absent":
+        assert state == {"warnings": [], "referee_failed": "", "referee_skipped": "likwid-bench is not installed"}
+        assert timed == []
+    else:
+        why = "likwid-bench load_x failed (exit 1): no topology"
+        assert state == {
+            "warnings": [f"the DRAM roof's referee stopped: {why}"],
+            "referee_failed": why,
+            "referee_skipped": "",
+        }
+        assert timed == [1, 1]  # no round after the one that failed
+    s = run.RunState({}, 1, "test", 256, run.Conditions(), **{k: v for k, v in state.items() if k != "warnings"})
+    with pytest.raises(BackendUnavailable, match="likwid-bench"):
+        harness.bandwidth_referee(s)
+    old = run.RunState({}, 1, "test", 256, run.Conditions())  # a state pickled before the referee
+    with pytest.raises(BackendUnavailable, match="no DRAM referee"):
+        harness.bandwidth_referee(old)

@@ -209,8 +209,15 @@ spread = {name: max(v) / min(v) for name, v in bracket.items() if len(v) > 1}
 # the referee's own max/min over its samples, each taken at one moment as the runs' figures are
 own = {name: max(by.values()) / min(by.values()) for name, by in samples.items() if len(by) > 1}
 
+# the DRAM roof's referee inside each run (ceilings.BandwidthReferee: likwid-bench's load kernel after
+# each round of the run's ceilings, the same minutes): one figure a run, its max/min over the runs
+REFEREE = ("ceilings.BandwidthReferee.track_referee_bandwidth", "")
+IN_RUN = "likwid load, in the run"
+inside = [q[REFEREE] for q in quiet if REFEREE in q]
+if len(inside) > 1:
+    spread[IN_RUN] = own[IN_RUN] = max(inside) / min(inside)
 caps = capacities(cache_topology())  # (level, aggregate bytes), innermost first
-DRAM = ("native copy", "native triad", "native read", "likwid triad", "likwid load DRAM")
+DRAM = ("native copy", "native triad", "native read", "likwid triad", "likwid load DRAM", IN_RUN)
 
 
 def referees_of(name, combo):
@@ -255,7 +262,7 @@ failed = failed_own = 0
 for key in keys:
     if not key[0].startswith(("decode.", "ceilings.", "crossover.", "backends.BackendDecode")):
         continue
-    if key[0].endswith("track_capacity"):
+    if key[0].endswith("track_capacity") or key == REFEREE:
         continue
     vals = [q[key] for q in quiet if key in q]
     if len(vals) < 2 or min(vals) <= 0:
@@ -287,6 +294,13 @@ if files:
             for combo, got in zip(itertools.product(*params), rec["samples"]):
                 if got:
                     lines.append(f"{name}({', '.join(combo)}): {len(got)} samples")
+READ = ("ceilings.MemoryBandwidth.track_bandwidth_ceiling", "'read'")
+pairs = [(q[READ], q[REFEREE]) for q in quiet if READ in q and REFEREE in q]
+lines += ["", "## The DRAM roof (STREAM read) beside its referee in the same run", ""]
+lines += [f"run {i}: read {r:.1f}, {IN_RUN} {ref:.1f} GB/s: ratio {r / ref:.3f}" for i, (r, ref) in enumerate(pairs, 1)]
+if len(pairs) > 1:
+    ratios = [r / ref for r, ref in pairs]
+    lines.append(f"the ratio's max/min over the runs: {max(ratios) / min(ratios):.3f}")
 lines += ["", "## Referees (GB/s; GFLOP/s for the peaks): samples, max/min of the samples and of the runs' figures", ""]
 for name, by in samples.items():
     vs = [by[i] for i in sorted(by)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import shutil
+import statistics
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -139,3 +140,32 @@ def referee_levels(
         level: likwid_bench(name, size, threads, iterations_for(size, gbps.get(level, 10.0), seconds))
         for level, size in sizes.items()
     }
+
+
+#: How long each of :class:`LoadRounds`' likwid-bench runs lasts, about (seconds).
+REFEREE_ROUND_S = 0.5
+
+
+class LoadRounds:
+    """likwid-bench's read-only ``load`` kernel over ``nbytes`` (all threads), one run per :meth:`time`:
+    the DRAM roof's referee, timed alternately with the suite's STREAM rounds so both see the same
+    minutes of a shared machine. BackendUnavailable where likwid-bench cannot run here."""
+
+    def __init__(self, nbytes: int, threads: int, seconds: float = REFEREE_ROUND_S):
+        if nbytes <= 0 or threads <= 0 or not seconds > 0:
+            raise BadInput(f"the referee needs positive bytes, threads and seconds, got {nbytes}, {threads}, {seconds}")
+        available(threads)
+        self.kernel, self.nbytes, self.threads, self.seconds = kernel_for("load"), int(nbytes), threads, seconds
+        self.rates: list[float] = []
+
+    def time(self) -> None:
+        """One likwid-bench run, its iterations sized from the runs so far (the first from 10 GB/s)."""
+        expected = self.rates[-1] if self.rates else 10.0
+        iterations = iterations_for(self.nbytes, expected, self.seconds)
+        self.rates.append(likwid_bench(self.kernel, self.nbytes, self.threads, iterations).rate)
+
+    def median(self) -> float:
+        """The median GB/s of every run; BadInput before the first."""
+        if not self.rates:
+            raise BadInput("no round of the likwid-bench referee was timed")
+        return float(statistics.median(self.rates))

@@ -147,11 +147,14 @@ class Roofs:
     the median of its passes (asv results recorded before that hold the best pass).
 
     ``spreads``: the median's confidence interval, high ÷ low, per kernel, where it was measured live.
+    ``referee``: likwid-bench's load kernel (B/s) timed alternately with the STREAM passes, where the
+    run had it (asv ``ceilings.BandwidthReferee``).
     """
 
     bandwidth: Mapping[str, float]
     peaks: Mapping[str, float]
     spreads: Mapping[str, float] = field(default_factory=dict)
+    referee: float | None = None
 
     @classmethod
     def of(cls, c: Ceilings) -> Roofs:
@@ -180,6 +183,8 @@ class Roofs:
             "bandwidth_roof_gbps": roof / 1e9 if roof else None,
             "peak_gflops": {d: p / 1e9 for d, p in self.peaks.items()},
             "ridge_flop_per_byte": {d: p / roof for d, p in self.peaks.items()} if roof else {},
+            "referee_gbps": self.referee / 1e9 if self.referee else None,
+            "roof_over_referee": roof / self.referee if roof and self.referee else None,
         }
 
 
@@ -464,6 +469,12 @@ def render_text(report: Report) -> str:
         kernel = c["bandwidth_kernel"]
         when = "" if kernel == CEILING_KERNEL else " without a sweep"  # add: a sweep's read-only plateau first
         out.append(f"  STREAM bandwidth (GB/s): {bws}; the DRAM roof{when} is {kernel}")
+        if c["referee_gbps"]:
+            line = "  referee: likwid-bench's load kernel, alternated with the STREAM passes, read "
+            line += f"{c['referee_gbps']:.1f} GB/s"
+            if c["roof_over_referee"]:
+                line += f"; the DRAM roof is {c['roof_over_referee']:.2f}× it"
+            out.append(line)
         peaks = ", ".join(f"{d} {v:.1f}" for d, v in c["peak_gflops"].items())
         out.append(f"  square-GEMM peak (GFLOP/s): {peaks}")
         ridges = ", ".join(f"{d} {v:.1f}" for d, v in c["ridge_flop_per_byte"].items())

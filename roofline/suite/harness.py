@@ -436,6 +436,16 @@ def level_entry(run: RunState | str, level: str) -> tuple[float, int]:
     return tracked(gbps), size
 
 
+def bandwidth_referee(run: RunState | str) -> float:
+    """likwid-bench's load kernel (GB/s) timed alternately with this run's STREAM rounds, over the bytes
+    the DRAM roof reads; BackendUnavailable (asv: skipped) with the reason where it did not run."""
+    run = require(run)
+    if run.referee_gbps is None:
+        why = run.referee_skipped or run.referee_failed or "no DRAM referee in this run (a state from before it)"
+        raise BackendUnavailable(why)
+    return tracked(run.referee_gbps)
+
+
 def compute_peak(run: RunState | str, dtype: str) -> float:
     """One torch dtype's compute roof of this run (GFLOP/s, GOP/s for int8), or BackendUnavailable (asv:
     skipped) with the reason; fp32 and fp64 are :func:`gemm_gflops`'s."""

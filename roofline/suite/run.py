@@ -2,7 +2,8 @@
 
 :func:`measure_run` samples the machine before measuring (:func:`~roofline.measure.contention.sample_cpu`),
 times a reference kernel, measures the ceilings **once** (STREAM, GEMM, torch's bf16/fp16/int8 GEMMs
-where the CPU computes them, and each memory level's roof),
+where the CPU computes them, and each memory level's roof) with likwid-bench's load kernel as the DRAM
+roof's referee after each round of them where it runs,
 the crossover sweep, and every chosen decode point **once**. Points, ceilings and the sweeps are each
 timed in :data:`ROUNDS` rounds spread over the run (the points' samples interleaved, DRAM and
 cache-resident together; the sweep's batches likewise; the level sweep's sizes), each pooled into
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import BackendUnavailable, BadInput, KernelMismatch
 from ..host import blas_threads, cpu_count, llc_bytes
 from ..measure.ceilings import (
+    ARRAYS_MOVED,
     BANDWIDTH_RUNS,
     CEILING_KERNEL,
     GEMM_RUNS,
@@ -39,7 +41,9 @@ from ..measure.compute import COMPUTE_ROUND_S, ComputeRounds
 from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.levels import ROOF_KERNEL, LevelRounds
 from ..measure.levels import ROUNDS as LEVEL_ROUNDS
+from ..measure.likwid import LoadRounds
 from ..measure.numpy_step import decode_step
+from ..measure.pools import escape_bytes
 from ..measure.step import MIN_TOTAL_S, DecodeMeasurement, StepRounds
 from ..measure.sweep import SWEEP_BATCHES, SWEEP_REPEATS, SweepRounds
 from ..measure.timing import settle
@@ -78,6 +82,8 @@ class RunState:
     ``level_roofs``: {level: (GB/s, aggregate bytes)}, the read-only roof of each memory level;
     ``levels_skipped`` says why there are none where the sweep cannot run here (no numba).
     ``compute_peaks``: {torch dtype: GFLOP/s (GOP/s for int8), or why it was not measured here}.
+    ``referee_gbps``: likwid-bench's load kernel over the bytes the DRAM roof reads, timed after each
+    round of the ceilings (``referee_kernel`` says which and how large; ``referee_skipped`` why none).
     ``blas_threads``: the threads the BLAS ran on (the ``time_`` twins use as many); ``gemm_n``: the size
     of the suite dtype's GEMM ceiling (ROOFLINE_GEMM_N or its default; None in a state from before).
     """
@@ -98,6 +104,10 @@ class RunState:
     levels_skipped: str = ""
     compute_peaks: Mapping[str, float | str] = field(default_factory=dict)
     compute_failed: str = ""
+    referee_gbps: float | None = None
+    referee_kernel: str = ""
+    referee_failed: str = ""
+    referee_skipped: str = ""
     warnings: tuple[str, ...] = ()
     blas_threads: int | None = None
     gemm_n: int | None = None
@@ -169,6 +179,36 @@ class _Ceilings(_Part):
         state["warnings"] += [
             w for k, bw in c.bandwidth.items() for w in guards.noisy_passes(bw.spread, f"{k} bandwidth")
         ]
+
+
+class _Referee(_Part):
+    """likwid-bench's load kernel over the bytes the DRAM roof's STREAM pass reads, timed right after each
+    round of the ceilings (:class:`~roofline.measure.likwid.LoadRounds`): an independent figure from the
+    same minutes, so a roof that moves with the machine can be told from one that moves alone. Where
+    likwid-bench cannot run here it keeps why (skipped)."""
+
+    def __init__(self):
+        self.skipped = ""
+        nbytes = ARRAYS_MOVED[CEILING_KERNEL] * escape_bytes()
+        try:
+            super().__init__(lambda: LoadRounds(nbytes, cpu_count()))
+        except BackendUnavailable as exc:
+            self.rounds, self.failed, self.skipped = None, "", str(exc)
+
+    def time(self) -> None:
+        try:
+            self._time()
+        except BackendUnavailable as exc:  # it ran before, in this run: a later round that cannot is a failure
+            self.rounds, self.failed = None, str(exc)
+
+    def record(self, state: dict) -> None:
+        if self.rounds is None:
+            state["referee_failed"], state["referee_skipped"] = self.failed, self.skipped
+            if self.failed:
+                state["warnings"].append(f"the DRAM roof's referee stopped: {self.failed}")
+            return
+        state["referee_gbps"] = self.rounds.median()
+        state["referee_kernel"] = f"likwid-bench {self.rounds.kernel} over {self.rounds.nbytes / 2**20:.0f} MiB"
 
 
 class _Compute(_Part):
@@ -327,7 +367,7 @@ def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str
     # the points, the ceilings, the compute roofs, the sweep and the levels in turn, three times: each
     # pooled over its rounds
     rounds, ceilings, sweeping = StepRounds(list(steps.values())), _Ceilings(gemm_n), _Sweep(sweep_n)
-    parts = (ceilings, _Compute(gemm_n), sweeping, _Levels())
+    parts = (ceilings, _Referee(), _Compute(gemm_n), sweeping, _Levels())
     try:
         for _ in range(ROUNDS):
             for turn in (rounds, *parts):
