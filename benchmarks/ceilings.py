@@ -19,16 +19,35 @@ class MemoryBandwidth(Measured):
 
 
 class BandwidthReferee(Measured):
-    """The DRAM roof's independent referee: likwid-bench's load kernel over the bytes MemoryBandwidth's
-    read pass reads, run after each round of the ceilings (skipped where likwid-bench cannot run)."""
+    """The level roofs' and the DRAM roof's independent referee: likwid-bench's load kernel at a working
+    set inside each level, run after each round of the ceilings (skipped where likwid-bench cannot run)."""
 
-    def setup(self, run):
-        suite.bandwidth_referee(run)
+    params = (["L1", "L2", "L3", "DRAM"],)
+    param_names = ("level",)
 
-    def track_referee_bandwidth(self, run):
-        return suite.bandwidth_referee(run)
+    def setup(self, run, level):
+        suite.referee(run, level)
+
+    def track_referee_bandwidth(self, run, level):
+        return suite.referee(run, level)
 
     track_referee_bandwidth.unit = "GB/s"
+
+
+class PeakReferee(Measured):
+    """GemmPeak's independent referee: likwid-bench's FMA peak (register-resident, so a GEMM reaches a
+    share of it), run after each round of the ceilings (skipped where likwid-bench cannot run)."""
+
+    params = (["float32", "float64"],)
+    param_names = ("dtype",)
+
+    def setup(self, run, dtype):
+        suite.peak_referee(run, dtype)
+
+    def track_referee_peak(self, run, dtype):
+        return suite.peak_referee(run, dtype)
+
+    track_referee_peak.unit = "GFLOP/s"
 
 
 class GemmPeak(Measured):

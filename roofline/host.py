@@ -156,7 +156,8 @@ def running_threads(task_dir: str | os.PathLike = "/proc/self/task") -> int | No
             stat = Path(task_dir, t, "stat").read_text()
         except OSError:  # the thread ended meanwhile
             continue
-        running += stat[stat.rfind(")") + 2 : stat.rfind(")") + 3] == "R"
+        state = stat.rfind(")") + 2  # the state follows the name, which may hold ") "
+        running += stat[state : state + 1] == "R"
     return running
 
 

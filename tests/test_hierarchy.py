@@ -212,7 +212,8 @@ def test_likwid_output_kernels_and_sizes():
 
 
 def fake_likwid(folder, rate_mbyte_s: str = "50000"):
-    """A likwid-bench on PATH that logs its arguments and prints ``rate_mbyte_s`` (or fails on "fail")."""
+    """A likwid-bench on PATH that logs its arguments and prints ``rate_mbyte_s`` as its MByte/s and its
+    MFlops/s (or fails on "fail")."""
     log = folder / "calls.txt"
     exe = folder / "likwid-bench"
     exe.write_text(
@@ -220,59 +221,71 @@ def fake_likwid(folder, rate_mbyte_s: str = "50000"):
         f'echo "$@" >> "{log}"\n'
         f'[ "{rate_mbyte_s}" = fail ] && {{ echo "no topology" >&2; exit 1; }}\n'
         f'echo "MByte/s:  {rate_mbyte_s}"\n'
+        f'echo "MFlops/s:  {rate_mbyte_s}"\n'
     )
     exe.chmod(0o755)
     return log
 
 
-def test_the_dram_referee_times_one_likwid_run_a_round_sized_from_the_last(tmp_path, monkeypatch):
-    """Each round is one likwid-bench load run over the bytes given, on all threads, lasting about the
-    seconds asked (its iterations from the last round's rate; the first from 10 GB/s); the figure is the
-    median of the rounds, and there is none before the first."""
+def test_the_referee_times_one_likwid_run_per_roof_a_round_sized_from_the_last(tmp_path, monkeypatch):
+    """Each round is one likwid-bench run per roof: the load kernel at each working set given, the FMA
+    peak on 32 KiB a thread, on all threads, each lasting about the seconds asked (its iterations from the
+    last round's data rate, the first from 10 GB/s); the figures are the rounds' medians, none before the first."""
     log = fake_likwid(tmp_path)
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     monkeypatch.setattr(likwid, "cpu_flags", lambda: frozenset({"avx512f"}))
-    r = likwid.LoadRounds(256 * MIB, 2, seconds=0.5)
+    r = likwid.RefereeRounds({"DRAM": 256 * MIB}, ("fp32",), threads=2, seconds=0.5)
     with pytest.raises(BadInput, match="no round"):
-        r.median()
+        r.medians()
     r.time()
     r.time()
-    assert r.median() == 50.0 and r.rates == [50.0, 50.0] and r.kernel == "load_avx512"
+    assert r.medians() == {"DRAM": 50.0, "fp32": 50.0}  # the fake prints 50000 MByte/s and MFlops/s
     calls = log.read_text().split("\n")
     assert calls[0] == "-t load_avx512 -W N:65536B:2 -i 10"  # available(): the tiny proof run
-    first, second = (int(c.split("-i ")[1]) for c in calls[1:3])
-    assert calls[1].startswith(f"-t load_avx512 -W N:{256 * MIB}B:2 -i ")
+    dram = [c for c in calls[1:] if c.startswith("-t load_avx512")]
+    peak = [c for c in calls[1:] if c.startswith("-t peakflops_sp_avx512_fma")]
+    assert [c.split(" -i ")[0] for c in dram] == [f"-t load_avx512 -W N:{256 * MIB}B:2"] * 2
+    assert [c.split(" -i ")[0] for c in peak] == [f"-t peakflops_sp_avx512_fma -W N:{64 * KIB}B:2"] * 2
+    first, second = (int(c.split("-i ")[1]) for c in dram)
     assert first == math.ceil(0.5 * 10e9 / (256 * MIB)) and second == math.ceil(0.5 * 50e9 / (256 * MIB))
-    for bad in ((0, 2, 0.5), (MIB, 0, 0.5), (MIB, 2, 0.0)):
+    for bad in (({"DRAM": 0}, 2, 0.5), ({"DRAM": MIB}, 0, 0.5), ({"DRAM": MIB}, 2, 0.0)):
         with pytest.raises(BadInput, match="positive"):
-            likwid.LoadRounds(*bad)
+            likwid.RefereeRounds(bad[0], threads=bad[1], seconds=bad[2])
 
 
-def test_the_dram_referee_is_unavailable_without_a_working_likwid_bench(tmp_path, monkeypatch):
+def test_the_referee_is_unavailable_without_a_working_likwid_bench(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(BackendUnavailable, match="not installed"):
-        likwid.LoadRounds(MIB, 2)
+        likwid.RefereeRounds({"DRAM": MIB}, threads=2)
     fake_likwid(tmp_path, "fail")
     with pytest.raises(BackendUnavailable, match="failed .exit 1.: no topology"):
-        likwid.LoadRounds(MIB, 2)
+        likwid.RefereeRounds({"DRAM": MIB}, threads=2)
 
 
-def test_the_report_sets_the_dram_roof_beside_its_referee(tmp_path):
-    """From results that recorded the referee: its GB/s and the roof ÷ it, in the JSON and the text;
-    results without it say nothing of one."""
+def test_the_report_sets_the_dram_roof_and_the_gemm_peaks_beside_their_referees(tmp_path):
+    """From results that recorded the referees: DRAM's GB/s and the roof ÷ it, each FMA peak and the
+    GEMM ÷ it, in the JSON and the text; results without them say nothing of one."""
     from roofline.report.from_results import report_from_results
 
     from . import asv_fixtures as fx
 
-    name = "ceilings.BandwidthReferee.track_referee_bandwidth"
-    suite = {**fx.SUITE, name: ("track", "GB/s", [], [], "v-ref")}
+    bw, peak = "ceilings.BandwidthReferee.track_referee_bandwidth", "ceilings.PeakReferee.track_referee_peak"
+    suite = {
+        **fx.SUITE,
+        bw: ("track", "GB/s", ["level"], [["'L1'", "'DRAM'"]], "v-ref"),
+        peak: ("track", "GFLOP/s", ["dtype"], [["'float32'", "'float64'"]], "v-refp"),
+    }
     fx.write_benchmarks(tmp_path, suite)
     fx.write_machine(tmp_path, "box")
-    fx.write_run(tmp_path, "box", "c" * 40, {**fx.full_values(bw_ceiling=30.0), name: [24.0]}, suite=suite)
+    values = {**fx.full_values(bw_ceiling=30.0, peak=300.0), bw: [500.0, 24.0], peak: [600.0, None]}
+    fx.write_run(tmp_path, "box", "c" * 40, values, suite=suite)
     rep = report_from_results(tmp_path)
     c = rep.as_dict()["ceilings"]
     assert c["referee_gbps"] == 24.0 and c["roof_over_referee"] == pytest.approx(c["bandwidth_roof_gbps"] / 24.0)
-    assert "read 24.0 GB/s; the DRAM roof is 1.25× it" in render_text(rep)
+    assert c["peak_referee_gflops"] == {"float32": 600.0} and c["peak_over_referee"] == {"float32": 0.5}
+    text = render_text(rep)
+    assert "read 24.0 GB/s; the DRAM roof is 1.25× it" in text
+    assert "in the run's rounds: float32 600.0 (the GEMM 0.50× it)" in text
     bare = build_report(FACTS, ROOFS)
     assert bare.as_dict()["ceilings"]["referee_gbps"] is None and "referee:" not in render_text(bare)
 

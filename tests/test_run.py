@@ -560,22 +560,20 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
             return ()
 
     class Referee:
-        def __init__(self, nbytes, threads):
-            events.append(f"referee made {nbytes}")
+        def __init__(self, loads, peaks, threads):
+            events.append(f"referee made {sorted(loads)} {peaks}")
 
         def time(self):
             events.append("referee")
 
-        kernel, nbytes = "load_x", 2 << 20
-
-        def median(self):
+        def medians(self):
             events.append("referee pooled")
-            return 1.0
+            return {"DRAM": 1.0}
 
     monkeypatch.setattr(run, "LevelRounds", Levels)
     monkeypatch.setattr(run, "ComputeRounds", Compute)
-    monkeypatch.setattr(run, "LoadRounds", Referee)
-    monkeypatch.setattr(run, "escape_bytes", lambda: 1 << 20)
+    monkeypatch.setattr(run, "RefereeRounds", Referee)
+    monkeypatch.setattr(run, "cache_topology", lambda: [])
     monkeypatch.setattr(run, "_steps", lambda chosen, grid: ({}, {}))
     monkeypatch.setattr(run, "settle", lambda: events.append("settle"))
 
@@ -590,12 +588,17 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
         run._measure({}, {}, 256, None, (1 << 20, "test"), Watch())
     runs, gemm_runs = ceilings.BANDWIDTH_RUNS // run.ROUNDS, ceilings.GEMM_RUNS // run.ROUNDS
     per = f"ceilings {runs}+{gemm_runs} {ceilings.STREAM_ROUND_S}s"
-    made = ["start", "made", f"sweep made n=256 2x {step.MIN_TOTAL_S / 3:.4f}s", f"referee made {2 << 20}"]
+    made = [
+        "start",
+        "made",
+        f"sweep made n=256 2x {step.MIN_TOTAL_S / 3:.4f}s",
+        "referee made ['DRAM', 'LLC'] ('fp32', 'fp64')",
+    ]
     made += ["compute made n=None", "levels made ('load',)"]
     # the level sweep's five rounds at one moment become two at each of the run's three
     # and each turn starts once the last turn's BLAS workers have stopped spinning
     compute = f"compute {run.COMPUTE_ROUND_S}s"
-    # the DRAM roof's referee right after each round of the ceilings, over the bytes the roof's pass reads
+    # the roofs' referee right after each round of the ceilings
     turns = ["settle", "points", "settle", per, "settle", "referee", "settle", compute, "settle", "sweep"]
     turns += ["settle", "levels 2x"]
     pooled = ["plateaus", "levels closed", "knee", "compute pooled", "referee pooled", "pooled"]
@@ -612,30 +615,33 @@ def test_asv_times_the_twins_in_as_many_rounds_as_the_run_times_its_points():
         assert issubclass(cls, common.Benchmark) and cls.rounds == run.ROUNDS
 
 
-def test_the_run_referees_its_dram_roof_or_says_why_not(measured):
-    """likwid-bench's load kernel ran in the run's ceiling rounds over the bytes the roof's pass reads
-    (a GB/s figure asv records as a float), or the benchmark is skipped with the reason."""
-    if measured.referee_gbps is None:
+def test_the_run_referees_its_roofs_or_says_why_not(measured):
+    """likwid-bench ran in the run's ceiling rounds, at each level and the FMA peaks (GB/s and GFLOP/s
+    figures asv records as floats), or each referee benchmark is skipped with the reason."""
+    if not measured.referees:
         assert measured.referee_skipped and not measured.referee_failed
-        with pytest.raises(BackendUnavailable, match=re.escape(measured.referee_skipped)):
-            harness.bandwidth_referee(measured)
+        for roof in ("DRAM", "L1"):
+            with pytest.raises(BackendUnavailable, match=re.escape(measured.referee_skipped)):
+                harness.referee(measured, roof)
         return
-    value = harness.bandwidth_referee(measured)
-    assert type(value) is float and value == harness.tracked(measured.referee_gbps) > 0
-    assert measured.referee_kernel.startswith("likwid-bench load") and "over 8 MiB" in measured.referee_kernel
+    assert {"DRAM", "fp32", "fp64"} <= set(measured.referees)
+    for roof, want in measured.referees.items():
+        value = harness.referee(measured, roof)
+        assert type(value) is float and value == harness.tracked(want) > 0
+    assert harness.peak_referee(measured, "float64") == harness.tracked(measured.referees["fp64"])
+    with pytest.raises(BackendUnavailable, match="no referee for L9"):
+        harness.referee(measured, "L9")
 
 
 @pytest.mark.parametrize("where", ["absent", "later round"])
 def test_a_referee_that_cannot_run_keeps_why_and_a_later_failure_is_warned_of(monkeypatch, where):
     """No likwid-bench: skipped, saying why; one that stops after its first round: no figure from the
-    rounds it ran, a warning, and the benchmark skipped with the reason (the referee is not the suite's
+    rounds it ran, a warning, and the benchmarks skipped with the reason (the referee is not the suite's
     figure: the run goes on)."""
     timed = []
 
     class Referee:
-        kernel, nbytes = "load_x", 1 << 20
-
-        def __init__(self, nbytes, threads):
+        def __init__(self, loads, peaks, threads):
             if where == "absent":
                 raise BackendUnavailable("likwid-bench is not installed")
 
@@ -644,10 +650,10 @@ def test_a_referee_that_cannot_run_keeps_why_and_a_later_failure_is_warned_of(mo
             if len(timed) == 2:
                 raise BackendUnavailable("likwid-bench load_x failed (exit 1): no topology")
 
-        def median(self):
+        def medians(self):
             raise AssertionError("no figure from a stopped referee")
 
-    monkeypatch.setattr(run, "LoadRounds", Referee)
+    monkeypatch.setattr(run, "RefereeRounds", Referee)
     referee, state = run._Referee(), {"warnings": []}
     for _ in range(run.ROUNDS):
         referee.time()
@@ -658,14 +664,14 @@ def test_a_referee_that_cannot_run_keeps_why_and_a_later_failure_is_warned_of(mo
     else:
         why = "likwid-bench load_x failed (exit 1): no topology"
         assert state == {
-            "warnings": [f"the DRAM roof's referee stopped: {why}"],
+            "warnings": [f"the roofs' referee stopped: {why}"],
             "referee_failed": why,
             "referee_skipped": "",
         }
         assert timed == [1, 1]  # no round after the one that failed
     s = run.RunState({}, 1, "test", 256, run.Conditions(), **{k: v for k, v in state.items() if k != "warnings"})
     with pytest.raises(BackendUnavailable, match="likwid-bench"):
-        harness.bandwidth_referee(s)
+        harness.referee(s, "DRAM")
     old = run.RunState({}, 1, "test", 256, run.Conditions())  # a state pickled before the referee
-    with pytest.raises(BackendUnavailable, match="no DRAM referee"):
-        harness.bandwidth_referee(old)
+    with pytest.raises(BackendUnavailable, match="no referee in this run"):
+        harness.peak_referee(old, "float32")

@@ -13,7 +13,7 @@ import re
 import shutil
 import statistics
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import BackendUnavailable, BadInput
@@ -51,6 +51,7 @@ class LikwidResult:
     threads: int
     rate: float
     unit: str
+    data_gbps: float = 0.0  # GB/s of data the kernel streamed (a peakflops kernel's feeds its registers)
 
 
 def executable() -> str:
@@ -103,7 +104,8 @@ def likwid_bench(
         last = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["no output"]
         raise BackendUnavailable(f"likwid-bench {kernel} failed (exit {out.returncode}): {last[0]}")
     rate, unit = parse(out.stdout, flops=kernel.startswith("peakflops"))
-    return LikwidResult(kernel, int(nbytes), threads, rate, unit)
+    data = parse(out.stdout)[0] if unit != "GB/s" else rate
+    return LikwidResult(kernel, int(nbytes), threads, rate, unit, data)
 
 
 def iterations_for(nbytes: int, gbps: float, seconds: float) -> int:
@@ -142,30 +144,47 @@ def referee_levels(
     }
 
 
-#: How long each of :class:`LoadRounds`' likwid-bench runs lasts, about (seconds).
+#: How long each likwid-bench run of :class:`RefereeRounds` lasts, about (seconds).
 REFEREE_ROUND_S = 0.5
+#: The working set of a ``peakflops`` run per thread: in L1, so the kernel computes on registers.
+PEAK_BYTES_PER_THREAD = 32 * 1024
 
 
-class LoadRounds:
-    """likwid-bench's read-only ``load`` kernel over ``nbytes`` (all threads), one run per :meth:`time`:
-    the DRAM roof's referee, timed alternately with the suite's STREAM rounds so both see the same
-    minutes of a shared machine. BackendUnavailable where likwid-bench cannot run here."""
+class RefereeRounds:
+    """likwid-bench's figures for a run's roofs, one run of each per :meth:`time`, timed between the
+    run's own rounds so both see the same minutes of a shared machine: the ``load`` kernel at each
+    working set of ``loads`` ({roof: bytes, all threads}) and the FMA peak of each of ``peaks``
+    ("fp32", "fp64"). Each run lasts about ``seconds`` (its iterations from the last run's data rate;
+    the first from 10 GB/s). BackendUnavailable where likwid-bench cannot run here."""
 
-    def __init__(self, nbytes: int, threads: int, seconds: float = REFEREE_ROUND_S):
-        if nbytes <= 0 or threads <= 0 or not seconds > 0:
-            raise BadInput(f"the referee needs positive bytes, threads and seconds, got {nbytes}, {threads}, {seconds}")
+    def __init__(
+        self,
+        loads: Mapping[str, int],
+        peaks: Sequence[str] = ("fp32", "fp64"),
+        threads: int = 1,
+        seconds: float = REFEREE_ROUND_S,
+    ):
+        if any(b <= 0 for b in loads.values()) or threads <= 0 or not seconds > 0:
+            raise BadInput(
+                f"the referee needs positive bytes, threads and seconds, got {dict(loads)}, {threads}, {seconds}"
+            )
         available(threads)
-        self.kernel, self.nbytes, self.threads, self.seconds = kernel_for("load"), int(nbytes), threads, seconds
-        self.rates: list[float] = []
+        peak_bytes = PEAK_BYTES_PER_THREAD * threads
+        self.runs = {roof: (kernel_for("load"), int(b)) for roof, b in loads.items()}
+        self.runs.update({dtype: (kernel_for(dtype), peak_bytes) for dtype in peaks})
+        self.threads, self.seconds = threads, seconds
+        self.results: dict[str, list[LikwidResult]] = {roof: [] for roof in self.runs}
 
     def time(self) -> None:
-        """One likwid-bench run, its iterations sized from the runs so far (the first from 10 GB/s)."""
-        expected = self.rates[-1] if self.rates else 10.0
-        iterations = iterations_for(self.nbytes, expected, self.seconds)
-        self.rates.append(likwid_bench(self.kernel, self.nbytes, self.threads, iterations).rate)
+        """One likwid-bench run of each roof's kernel."""
+        for roof, (kernel, nbytes) in self.runs.items():
+            done = self.results[roof]
+            expected = done[-1].data_gbps if done else 10.0
+            iterations = iterations_for(nbytes, expected, self.seconds)
+            done.append(likwid_bench(kernel, nbytes, self.threads, iterations))
 
-    def median(self) -> float:
-        """The median GB/s of every run; BadInput before the first."""
-        if not self.rates:
+    def medians(self) -> dict[str, float]:
+        """Each roof's median figure over the rounds (GB/s, GFLOP/s for the peaks); BadInput before the first."""
+        if not all(self.results.values()):
             raise BadInput("no round of the likwid-bench referee was timed")
-        return float(statistics.median(self.rates))
+        return {roof: float(statistics.median(r.rate for r in done)) for roof, done in self.results.items()}

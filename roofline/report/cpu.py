@@ -147,14 +147,16 @@ class Roofs:
     the median of its passes (asv results recorded before that hold the best pass).
 
     ``spreads``: the median's confidence interval, high ÷ low, per kernel, where it was measured live.
-    ``referee``: likwid-bench's load kernel (B/s) timed alternately with the STREAM passes, where the
-    run had it (asv ``ceilings.BandwidthReferee``).
+    ``referee``: likwid-bench's load kernel (B/s) at DRAM, and ``peak_referees`` its FMA peak (FLOP/s)
+    per numpy dtype, timed after each round of the run's ceilings, where the run had them (asv
+    ``ceilings.BandwidthReferee``, ``ceilings.PeakReferee``).
     """
 
     bandwidth: Mapping[str, float]
     peaks: Mapping[str, float]
     spreads: Mapping[str, float] = field(default_factory=dict)
     referee: float | None = None
+    peak_referees: Mapping[str, float] = field(default_factory=dict)
 
     @classmethod
     def of(cls, c: Ceilings) -> Roofs:
@@ -185,6 +187,8 @@ class Roofs:
             "ridge_flop_per_byte": {d: p / roof for d, p in self.peaks.items()} if roof else {},
             "referee_gbps": self.referee / 1e9 if self.referee else None,
             "roof_over_referee": roof / self.referee if roof and self.referee else None,
+            "peak_referee_gflops": {d: p / 1e9 for d, p in self.peak_referees.items()},
+            "peak_over_referee": {d: self.peaks[d] / p for d, p in self.peak_referees.items() if self.peaks.get(d)},
         }
 
 
@@ -470,13 +474,19 @@ def render_text(report: Report) -> str:
         when = "" if kernel == CEILING_KERNEL else " without a sweep"  # add: a sweep's read-only plateau first
         out.append(f"  STREAM bandwidth (GB/s): {bws}; the DRAM roof{when} is {kernel}")
         if c["referee_gbps"]:
-            line = "  referee: likwid-bench's load kernel, alternated with the STREAM passes, read "
+            line = "  referee: likwid-bench's load kernel, in the run's rounds, read "
             line += f"{c['referee_gbps']:.1f} GB/s"
             if c["roof_over_referee"]:
                 line += f"; the DRAM roof is {c['roof_over_referee']:.2f}× it"
             out.append(line)
         peaks = ", ".join(f"{d} {v:.1f}" for d, v in c["peak_gflops"].items())
         out.append(f"  square-GEMM peak (GFLOP/s): {peaks}")
+        if c["peak_over_referee"]:
+            fma = ", ".join(
+                f"{d} {c['peak_referee_gflops'][d]:.1f} (the GEMM {r:.2f}× it)"
+                for d, r in c["peak_over_referee"].items()
+            )
+            out.append(f"  referee: likwid-bench's FMA peak (GFLOP/s, on registers), in the run's rounds: {fma}")
         ridges = ", ".join(f"{d} {v:.1f}" for d, v in c["ridge_flop_per_byte"].items())
         out.append(f"  ridge point (FLOP/byte): {ridges}")
     out += render_roofs(report.roofs_by_level)

@@ -27,6 +27,7 @@ from ..suite.names import (
     OBSERVED_CROSSOVER,
     OVERHEAD,
     PEAK_CEILING,
+    PEAK_REFEREE,
     QUIETNESS,
     REFERENCE_DRIFT,
 )
@@ -153,14 +154,17 @@ def report_from_results(
         raise BadInput(f"machine {name!r} in {res.path} has no readable results")
     bandwidth = {k: v * 1e9 for k, v in run.stream_gbps().items()}
     peaks = {p["dtype"]: v * 1e9 for p, v in run.points(PEAK_CEILING) if v and "dtype" in p}
-    referee = run.value(BANDWIDTH_REFEREE)
+    referee = run.value(BANDWIDTH_REFEREE, level=DRAM)
+    peak_referees = {p["dtype"]: v * 1e9 for p, v in run.points(PEAK_REFEREE) if v and "dtype" in p}
     single, amortized = (run.value(OVERHEAD.format(k), backend="numpy") for k in ("single", "amortized"))
     facts = facts_from_machine(m.info, name)
     decode = _decode_points(run, DECODE_CLASSES["DRAM"], "dram")
     cache = _decode_points(run, DECODE_CLASSES["cache-resident"], "cache")
     return build_report(
         facts,
-        Roofs(bandwidth, peaks, referee=referee * 1e9 if referee else None) if bandwidth or peaks else None,
+        Roofs(bandwidth, peaks, referee=referee * 1e9 if referee else None, peak_referees=peak_referees)
+        if bandwidth or peaks
+        else None,
         decode=decode,
         cache_resident=cache,
         recorded_crossover=run.value(OBSERVED_CROSSOVER),

@@ -32,7 +32,7 @@ from ..measure.numpy_step import decode_step
 from ..measure.step import DecodeMeasurement, StepRounds, measure_step
 from ..measure.timing import settle
 from ..model import guards
-from ..model.dtypes import SUITE
+from ..model.dtypes import SUITE, by_numpy
 from . import params
 from .run import ROUNDS, PointResult, RunState, measure_run  # noqa: F401  (measure_run: the decode setup_cache)
 
@@ -436,14 +436,22 @@ def level_entry(run: RunState | str, level: str) -> tuple[float, int]:
     return tracked(gbps), size
 
 
-def bandwidth_referee(run: RunState | str) -> float:
-    """likwid-bench's load kernel (GB/s) timed alternately with this run's STREAM rounds, over the bytes
-    the DRAM roof reads; BackendUnavailable (asv: skipped) with the reason where it did not run."""
+def referee(run: RunState | str, roof: str) -> float:
+    """likwid-bench's figure for one roof (a memory level: GB/s of its load kernel; "fp32", "fp64": GFLOP/s
+    of its FMA peak), timed after each round of this run's ceilings; BackendUnavailable (asv: skipped)
+    with the reason where it did not run or the machine lacks the level."""
     run = require(run)
-    if run.referee_gbps is None:
-        why = run.referee_skipped or run.referee_failed or "no DRAM referee in this run (a state from before it)"
+    if not run.referees:
+        why = run.referee_skipped or run.referee_failed or "no referee in this run (a state from before it)"
         raise BackendUnavailable(why)
-    return tracked(run.referee_gbps)
+    if roof not in run.referees:
+        raise BackendUnavailable(f"no referee for {roof} in this run (its roofs: {', '.join(run.referees)})")
+    return tracked(run.referees[roof])
+
+
+def peak_referee(run: RunState | str, dtype: str) -> float:
+    """likwid-bench's FMA peak (GFLOP/s) for a numpy dtype of GemmPeak (:func:`referee`)."""
+    return referee(run, by_numpy(dtype).name)
 
 
 def compute_peak(run: RunState | str, dtype: str) -> float:

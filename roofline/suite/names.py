@@ -12,8 +12,10 @@ DECODE_TRACKS = {regime: f"{cls}.track_gflops" for regime, cls in DECODE_CLASSES
 CUDA_CLASS = "backends.CudaDecode"
 BANDWIDTH_CEILING = "ceilings.MemoryBandwidth.track_bandwidth_ceiling"  # GB/s, param kind
 PEAK_CEILING = "ceilings.GemmPeak.track_gemm_ceiling"  # GFLOP/s, param dtype
-#: The DRAM roof's referee (likwid-bench's load kernel in the run's ceiling rounds), GB/s, no params.
+#: The roofs' referees, likwid-bench timed after each round of the run's ceilings: its load kernel inside
+#: each memory level (GB/s, param level: L1 … DRAM) and its FMA peak (GFLOP/s, param dtype: float32, float64).
 BANDWIDTH_REFEREE = "ceilings.BandwidthReferee.track_referee_bandwidth"
+PEAK_REFEREE = "ceilings.PeakReferee.track_referee_peak"
 #: The hierarchical roofline, param level (L1, L2, L3, DRAM): GB/s and the level's aggregate bytes.
 LEVEL_BANDWIDTH = "ceilings.CacheBandwidth.track_bandwidth"
 LEVEL_BYTES = "ceilings.CacheBandwidth.track_capacity"

@@ -2,8 +2,8 @@
 
 :func:`measure_run` samples the machine before measuring (:func:`~roofline.measure.contention.sample_cpu`),
 times a reference kernel, measures the ceilings **once** (STREAM, GEMM, torch's bf16/fp16/int8 GEMMs
-where the CPU computes them, and each memory level's roof) with likwid-bench's load kernel as the DRAM
-roof's referee after each round of them where it runs,
+where the CPU computes them, and each memory level's roof) with likwid-bench's figures for the same
+roofs as their referee, timed after each round of them where it runs,
 the crossover sweep, and every chosen decode point **once**. Points, ceilings and the sweeps are each
 timed in :data:`ROUNDS` rounds spread over the run (the points' samples interleaved, DRAM and
 cache-resident together; the sweep's batches likewise; the level sweep's sizes), each pooled into
@@ -26,9 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..errors import BackendUnavailable, BadInput, KernelMismatch
-from ..host import blas_threads, cpu_count, llc_bytes
+from ..host import blas_threads, cache_topology, cpu_count, llc_bytes
 from ..measure.ceilings import (
-    ARRAYS_MOVED,
     BANDWIDTH_RUNS,
     CEILING_KERNEL,
     GEMM_RUNS,
@@ -39,11 +38,10 @@ from ..measure.ceilings import (
 )
 from ..measure.compute import COMPUTE_ROUND_S, ComputeRounds
 from ..measure.contention import Watch, blas_limit, sample_cpu
-from ..measure.levels import ROOF_KERNEL, LevelRounds
+from ..measure.levels import ROOF_KERNEL, LevelRounds, capacities
 from ..measure.levels import ROUNDS as LEVEL_ROUNDS
-from ..measure.likwid import LoadRounds
+from ..measure.likwid import RefereeRounds, referee_sizes
 from ..measure.numpy_step import decode_step
-from ..measure.pools import escape_bytes
 from ..measure.step import MIN_TOTAL_S, DecodeMeasurement, StepRounds
 from ..measure.sweep import SWEEP_BATCHES, SWEEP_REPEATS, SweepRounds
 from ..measure.timing import settle
@@ -56,6 +54,9 @@ from . import params
 
 #: The variable choosing each decode regime's n (the batches: ROOFLINE_BATCH).
 REGIME_N = {"dram": "ROOFLINE_N", "cache": "ROOFLINE_CACHE_N"}
+
+#: The compute roofs likwid-bench referees in every run (its ``peakflops`` kernels): GemmPeak's dtypes.
+REFEREE_PEAKS = ("fp32", "fp64")
 
 #: The moments of a run at which the decode points and the ceilings are timed (each ceiling's passes
 #: split among them). The ``time_`` twins take asv's samples in as many rounds (benchmarks/common.py).
@@ -82,8 +83,9 @@ class RunState:
     ``level_roofs``: {level: (GB/s, aggregate bytes)}, the read-only roof of each memory level;
     ``levels_skipped`` says why there are none where the sweep cannot run here (no numba).
     ``compute_peaks``: {torch dtype: GFLOP/s (GOP/s for int8), or why it was not measured here}.
-    ``referee_gbps``: likwid-bench's load kernel over the bytes the DRAM roof reads, timed after each
-    round of the ceilings (``referee_kernel`` says which and how large; ``referee_skipped`` why none).
+    ``referees``: likwid-bench's figures timed after each round of the ceilings, by roof: GB/s of its
+    load kernel inside each memory level (L1 … DRAM), GFLOP/s of its FMA peak ("fp32", "fp64");
+    ``referee_skipped`` says why there are none where likwid-bench cannot run here.
     ``blas_threads``: the threads the BLAS ran on (the ``time_`` twins use as many); ``gemm_n``: the size
     of the suite dtype's GEMM ceiling (ROOFLINE_GEMM_N or its default; None in a state from before).
     """
@@ -104,8 +106,7 @@ class RunState:
     levels_skipped: str = ""
     compute_peaks: Mapping[str, float | str] = field(default_factory=dict)
     compute_failed: str = ""
-    referee_gbps: float | None = None
-    referee_kernel: str = ""
+    referees: Mapping[str, float] = field(default_factory=dict)
     referee_failed: str = ""
     referee_skipped: str = ""
     warnings: tuple[str, ...] = ()
@@ -182,16 +183,17 @@ class _Ceilings(_Part):
 
 
 class _Referee(_Part):
-    """likwid-bench's load kernel over the bytes the DRAM roof's STREAM pass reads, timed right after each
-    round of the ceilings (:class:`~roofline.measure.likwid.LoadRounds`): an independent figure from the
-    same minutes, so a roof that moves with the machine can be told from one that moves alone. Where
-    likwid-bench cannot run here it keeps why (skipped)."""
+    """likwid-bench's figures for the run's roofs (:class:`~roofline.measure.likwid.RefereeRounds`), timed
+    right after each round of the ceilings: its load kernel at a working set inside each memory level
+    (:func:`~roofline.measure.likwid.referee_sizes`; DRAM's ≥ 4× the LLC) and its FMA peaks. Independent
+    figures from the same minutes, so a roof that moves with the machine can be told from one that
+    moves alone. Where likwid-bench cannot run here it keeps why (skipped)."""
 
     def __init__(self):
         self.skipped = ""
-        nbytes = ARRAYS_MOVED[CEILING_KERNEL] * escape_bytes()
+        sizes = referee_sizes(capacities(cache_topology()))
         try:
-            super().__init__(lambda: LoadRounds(nbytes, cpu_count()))
+            super().__init__(lambda: RefereeRounds(sizes, REFEREE_PEAKS, cpu_count()))
         except BackendUnavailable as exc:
             self.rounds, self.failed, self.skipped = None, "", str(exc)
 
@@ -205,10 +207,10 @@ class _Referee(_Part):
         if self.rounds is None:
             state["referee_failed"], state["referee_skipped"] = self.failed, self.skipped
             if self.failed:
-                state["warnings"].append(f"the DRAM roof's referee stopped: {self.failed}")
+                state["warnings"].append(f"the roofs' referee stopped: {self.failed}")
             return
-        state["referee_gbps"] = self.rounds.median()
-        state["referee_kernel"] = f"likwid-bench {self.rounds.kernel} over {self.rounds.nbytes / 2**20:.0f} MiB"
+        rounds, self.rounds = self.rounds, None
+        state["referees"] = rounds.medians()
 
 
 class _Compute(_Part):
