@@ -53,6 +53,17 @@ def test_lost_share_counts_others_and_steal_but_not_our_own_time(tmp_path, monke
     assert lost_shares(a, fast, own_cpu_s=0.3) == pytest.approx((110 / 200 - 0.3, 0.0))
 
 
+def test_the_suites_own_cpu_time_counts_the_children_it_waited_for():
+    """A referee's likwid-bench run is the suite's own work, not a neighbour's: the CPU time of a child
+    that burned 0.3 s of it counts as ours once we have waited for it (it is CPU time, not wall time:
+    a busy machine slows the child without changing what it counts)."""
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+    before, mine = contention.own_cpu_seconds(), time.process_time()
+    subprocess.run([sys.executable, "-c", burn], check=True)
+    children = contention.own_cpu_seconds() - before - (time.process_time() - mine)
+    assert children >= 0.25, children
+
+
 def test_only_the_cores_this_process_may_use_count(tmp_path, monkeypatch):
     monkeypatch.setattr(contention.os, "sched_getaffinity", lambda _: {1})
     b = stat(tmp_path, "b", u0=80, s0=20, i0=0, st0=5, u1=10, i1=90, r=3)
