@@ -36,6 +36,19 @@ def test_bench_runs_publishes_reports_and_plots(made_bench):
     assert "comes from ROOFLINE_LLC_BYTES, not the OS" in proc.stdout.split("warnings:")[1]
     assert (repo / ".asv" / "html" / "index.html").is_file()
     assert (repo / ".asv" / "html" / "roofline.png").read_bytes()[:4] == b"\x89PNG"
+    # the roofs' referees ran in the run's rounds (floats in asv's file, and in the report), or every
+    # one of them was skipped where likwid-bench cannot run here
+    results = load_results(result_files(repo, "box")[0])
+    dram, peaks = (
+        results["ceilings.BandwidthReferee.track_referee_bandwidth"],
+        results["ceilings.PeakReferee.track_referee_peak"],
+    )
+    assert dram[1] == [["'L1'", "'L2'", "'L3'", "'DRAM'"]] and peaks[1] == [["'float32'", "'float64'"]]
+    if shutil.which("likwid-bench"):
+        assert dram[0][-1] > 0 and all(v > 0 for v in peaks[0]), (dram, peaks)
+        assert "the DRAM roof is" in proc.stdout and "(the GEMM" in proc.stdout
+    else:
+        assert all(v is None or v != v for v in dram[0] + peaks[0])
 
 
 def test_a_busy_machine_stops_bench_before_it_measures(project):

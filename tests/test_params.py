@@ -25,6 +25,18 @@ def test_bad_env_names_the_variable(monkeypatch, bad):
         params.batches()
 
 
+def test_the_referees_are_on_unless_switched_off(monkeypatch):
+    monkeypatch.delenv("ROOFLINE_REFEREE", raising=False)
+    assert params.referee() is True
+    for text, want in (("off", False), (" OFF ", False), ("on", True)):
+        monkeypatch.setenv("ROOFLINE_REFEREE", text)
+        assert params.referee() is want
+    for bad in ("0", "no", ""):
+        monkeypatch.setenv("ROOFLINE_REFEREE", bad)
+        with pytest.raises(BadInput, match="ROOFLINE_REFEREE must be on or off"):
+            params.referee()
+
+
 @pytest.mark.parametrize("name, read", [("ROOFLINE_SWEEP_N", params.sweep_n), ("ROOFLINE_GEMM_N", params.gemm_n)])
 def test_a_one_size_variable_takes_one_size_or_its_default(monkeypatch, name, read):
     monkeypatch.delenv(name, raising=False)

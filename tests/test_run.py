@@ -633,6 +633,22 @@ def test_the_run_referees_its_roofs_or_says_why_not(measured):
         harness.referee(measured, "L9")
 
 
+def test_the_referees_switched_off_are_skipped_saying_so(monkeypatch):
+    def never(*args):
+        raise AssertionError("no likwid-bench run when the referees are off")
+
+    monkeypatch.setattr(run, "RefereeRounds", never)
+    monkeypatch.setenv("ROOFLINE_REFEREE", "off")
+    referee, state = run._Referee(), {"warnings": []}
+    referee.time()
+    referee.record(state)
+    assert state == {
+        "warnings": [],
+        "referee_failed": "",
+        "referee_skipped": "the referees are off (ROOFLINE_REFEREE=off)",
+    }
+
+
 @pytest.mark.parametrize("where", ["absent", "later round"])
 def test_a_referee_that_cannot_run_keeps_why_and_a_later_failure_is_warned_of(monkeypatch, where):
     """No likwid-bench: skipped, saying why; one that stops after its first round: no figure from the

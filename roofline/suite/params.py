@@ -94,6 +94,14 @@ def gemm_n() -> int | None:
     return _one_size("ROOFLINE_GEMM_N")
 
 
+def referee() -> bool:
+    """Whether the run times likwid-bench beside its roofs (``ROOFLINE_REFEREE``: on, the default, or off)."""
+    text = os.environ.get("ROOFLINE_REFEREE", "on").strip().lower()
+    if text not in ("on", "off"):
+        raise BadInput(f"ROOFLINE_REFEREE must be on or off, got {text!r}")
+    return text == "on"
+
+
 # ---- backends and GPUs (see docs: "Backends and GPUs") -------------------------------------
 
 #: Sizes and batches of the backend class (numpy beside torch on CPU): small, since every

@@ -37,6 +37,7 @@ def preflight(results: Path = Path(".asv/results"), benchmark_dir: Path = Path("
     sizes, batches, cache_sizes = params.sizes(), params.batches(), params.cache_sizes()
     params.sweep_n()
     params.gemm_n()
+    params.referee()
     llc, source = llc_bytes()
     itemsize = SUITE.bytes
     largest = max(pool_count(n, itemsize, llc) * n * n * itemsize for n in sizes)
