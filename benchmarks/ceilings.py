@@ -20,7 +20,7 @@ class MemoryBandwidth(Measured):
 
 class BandwidthReferee(Measured):
     """The level roofs' and the DRAM roof's independent referee: likwid-bench's load kernel at a working
-    set inside each level, run after each round of the ceilings (skipped where likwid-bench cannot run)."""
+    set inside each level, run after each round of that level's roof (skipped where likwid-bench cannot run)."""
 
     params = (["L1", "L2", "L3", "DRAM"],)
     param_names = ("level",)

@@ -230,7 +230,8 @@ def fake_likwid(folder, rate_mbyte_s: str = "50000"):
 def test_the_referee_times_one_likwid_run_per_roof_a_round_sized_from_the_last(tmp_path, monkeypatch):
     """Each round is one likwid-bench run per roof: the load kernel at each working set given, the FMA
     peak on 32 KiB a thread, on all threads, each lasting about the seconds asked (its iterations from the
-    last round's data rate, the first from 10 GB/s); the figures are the rounds' medians, none before the first."""
+    last round's data rate, the first's from a discarded probe run sized from 10 GB/s); the figures are
+    the rounds' medians, none before the first."""
     log = fake_likwid(tmp_path)
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     monkeypatch.setattr(likwid, "cpu_flags", lambda: frozenset({"avx512f"}))
@@ -244,10 +245,19 @@ def test_the_referee_times_one_likwid_run_per_roof_a_round_sized_from_the_last(t
     assert calls[0] == "-t load_avx512 -W N:65536B:2 -i 10"  # available(): the tiny proof run
     dram = [c for c in calls[1:] if c.startswith("-t load_avx512")]
     peak = [c for c in calls[1:] if c.startswith("-t peakflops_sp_avx512_fma")]
-    assert [c.split(" -i ")[0] for c in dram] == [f"-t load_avx512 -W N:{256 * MIB}B:2"] * 2
-    assert [c.split(" -i ")[0] for c in peak] == [f"-t peakflops_sp_avx512_fma -W N:{64 * KIB}B:2"] * 2
-    first, second = (int(c.split("-i ")[1]) for c in dram)
-    assert first == math.ceil(0.5 * 10e9 / (256 * MIB)) and second == math.ceil(0.5 * 50e9 / (256 * MIB))
+    assert [c.split(" -i ")[0] for c in dram] == [f"-t load_avx512 -W N:{256 * MIB}B:2"] * 3
+    assert [c.split(" -i ")[0] for c in peak] == [f"-t peakflops_sp_avx512_fma -W N:{64 * KIB}B:2"] * 3
+    probe, first, second = (int(c.split("-i ")[1]) for c in dram)
+    assert probe == likwid.iterations_for(256 * MIB, 10.0, 0.05)  # 10 GB/s for a tenth of the run
+    assert first == second == math.ceil(0.5 * 50e9 / (256 * MIB))  # both sized from a rate measured here
+    probe, first, _ = (int(c.split("-i ")[1]) for c in peak)
+    assert (probe, first) == (likwid.iterations_for(64 * KIB, 10.0, 0.05), math.ceil(0.5 * 50e9 / (64 * KIB)))
+    r.time(("fp32",))  # one roof's round alone: beside the part of the run that measures it
+    assert log.read_text().split("\n")[len(calls) - 1 :][0].startswith("-t peakflops_sp_avx512_fma ")
+    assert [len(v) for v in r.results.values()] == [2, 3]
+    with pytest.raises(BadInput, match="no referee for L9 .this one times DRAM, fp32"):
+        r.time(("L9", "fp32"))
+    assert len(log.read_text().split("\n")) == len(calls) + 1  # nothing ran
     for bad in (({"DRAM": 0}, 2, 0.5), ({"DRAM": MIB}, 0, 0.5), ({"DRAM": MIB}, 2, 0.0)):
         with pytest.raises(BadInput, match="positive"):
             likwid.RefereeRounds(bad[0], threads=bad[1], seconds=bad[2])

@@ -264,8 +264,10 @@ def test_the_bandwidth_ceiling_agrees_with_a_native_kernel_measured_alternately(
 
 def test_a_torch_roof_is_timed_once_the_float64_checks_blas_workers_stop_spinning(monkeypatch):
     """The check's numpy matmul leaves OpenBLAS's workers spinning ~0.1 s; a torch GEMM timed
-    meanwhile shares a core with them (int8 read 0.8 against 1.6 TOP/s on a 2-core VM)."""
+    meanwhile shares a core with them (int8 read 0.8 against 1.6 TOP/s on a 2-core VM). After the
+    settle, one untimed GEMM wakes torch's own threads before the timed ones."""
     pytest.importorskip("torch")
+    import dataclasses
     import time as real_time
     import types
 
@@ -273,8 +275,15 @@ def test_a_torch_roof_is_timed_once_the_float64_checks_blas_workers_stop_spinnin
     monkeypatch.setattr(compute, "settle", lambda: events.append("settle"))
     clock = types.SimpleNamespace(perf_counter=lambda: events.append("clock") or real_time.perf_counter())
     monkeypatch.setattr(compute, "time", clock)
+    made = compute._torch_gemm
+
+    def counted(dtype, n):
+        gemm = made(dtype, n)
+        return dataclasses.replace(gemm, op=lambda: events.append("gemm") or gemm.op())
+
+    monkeypatch.setattr(compute, "_torch_gemm", counted)
     compute.compute_roof("int8", n=64, runs=2, require_native=False)
-    assert events == ["settle"] + ["clock"] * 4
+    assert events == ["settle", "gemm"] + ["clock", "gemm", "clock"] * 2
 
 
 def test_compute_rounds_pool_every_rounds_gemms_into_one_roof_per_dtype():

@@ -450,6 +450,21 @@ def test_a_sweep_that_cannot_be_built_timed_or_fitted_keeps_its_reason(monkeypat
     assert Sweeping.rounds == {"built": 0, "timed": 2, "fitted": run.ROUNDS}[where]  # no round after a failed one
 
 
+def test_an_absent_backend_skips_an_optional_part_and_stops_the_run_otherwise():
+    """A part whose backend is absent here keeps why only when it is optional (the level sweep, the
+    referee); the ceilings, the compute roofs and the sweep handle their own absences, so there it
+    is a defect and reaches the caller."""
+
+    def absent():
+        raise BackendUnavailable("numba is not installed")
+
+    part = run._Part(absent, optional=True)
+    assert (part.rounds, part.skipped, part.failed) == (None, "numba is not installed", "")
+    part._time()  # nothing to time: no round, no error
+    with pytest.raises(BackendUnavailable, match="numba"):
+        run._Part(absent)
+
+
 LEVEL_WHY = {
     "unavailable": "numba is not installed",
     "built": "the compiled load kernel summed 1.0",
@@ -496,7 +511,7 @@ def test_a_level_sweep_that_cannot_run_keeps_its_reason_and_ends_its_threads(mon
 
 
 def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypatch):
-    """Points, ceilings, their referee, compute roofs, sweep, levels, three times: each point's samples,
+    """Points, ceilings, their referee, compute roofs, sweep, levels, theirs, three times: each point's samples,
     each ceiling's passes, each sweep batch's samples and each working set's samples come from three
     moments of the run, not from
     one; the ceilings' passes are split among their rounds (15 bandwidth passes and 6 GEMMs in all, as
@@ -563,8 +578,8 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
         def __init__(self, loads, peaks, threads):
             events.append(f"referee made {sorted(loads)} {peaks}")
 
-        def time(self):
-            events.append("referee")
+        def time(self, roofs):
+            events.append(f"referee {list(roofs)}")
 
         def medians(self):
             events.append("referee pooled")
@@ -598,9 +613,11 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
     # the level sweep's five rounds at one moment become two at each of the run's three
     # and each turn starts once the last turn's BLAS workers have stopped spinning
     compute = f"compute {run.COMPUTE_ROUND_S}s"
-    # the roofs' referee right after each round of the ceilings
-    turns = ["settle", "points", "settle", per, "settle", "referee", "settle", compute, "settle", "sweep"]
-    turns += ["settle", "levels 2x"]
+    # each roof's referee right beside the parts that measure it: DRAM's twice a round (after the
+    # points, after the sweep), the peaks' after the ceilings, the cache levels' after the level sweep
+    turns = ["settle", "points", "settle", "referee ['DRAM']", "settle", per, "settle", "referee ['fp32', 'fp64']"]
+    turns += ["settle", compute, "settle", "sweep", "settle", "referee ['DRAM']", "settle", "levels 2x"]
+    turns += ["settle", "referee ['LLC']"]
     pooled = ["plateaus", "levels closed", "knee", "compute pooled", "referee pooled", "pooled"]
     assert events == made + turns * 3 + pooled
     assert run.ROUNDS == 3 and ceilings.BANDWIDTH_RUNS // 3 * 3 == 15 and ceilings.GEMM_RUNS // 3 * 3 == 6
@@ -661,7 +678,7 @@ def test_a_referee_that_cannot_run_keeps_why_and_a_later_failure_is_warned_of(mo
             if where == "absent":
                 raise BackendUnavailable("likwid-bench is not installed")
 
-        def time(self):
+        def time(self, roofs):
             timed.append(1)
             if len(timed) == 2:
                 raise BackendUnavailable("likwid-bench load_x failed (exit 1): no topology")
@@ -672,7 +689,8 @@ def test_a_referee_that_cannot_run_keeps_why_and_a_later_failure_is_warned_of(mo
     monkeypatch.setattr(run, "RefereeRounds", Referee)
     referee, state = run._Referee(), {"warnings": []}
     for _ in range(run.ROUNDS):
-        referee.time()
+        for roofs in (referee.dram, referee.peaks, referee.caches):
+            referee.turn(roofs)()
     referee.record(state)
     if where == "absent":
         assert state == {"warnings": [], "referee_failed": "", "referee_skipped": "likwid-bench is not installed"}

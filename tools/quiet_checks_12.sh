@@ -234,8 +234,8 @@ def referees_of(name, combo):
     args = [a.strip().strip("'") for a in combo.split(",")] if combo else []
     if ".CacheBandwidth." in name:
         return [f"in-run load {args[0]}", f"likwid load {args[0]}"]
-    if ".ComputePeak." in name:  # bf16/int8 instruction peaks: no referee here (likwid-bench's are fp32/fp64)
-        return []
+    if ".ComputePeak." in name:  # bf16/int8 GEMMs run on the vector units likwid-bench's fp32 FMA peak loads
+        return ["in-run peak fp32", "likwid peak fp32"]
     if ".GemmPeak." in name:
         dtype = "fp64" if args[0] == "float64" else "fp32"
         return [f"in-run peak {dtype}", f"likwid peak {dtype}"]
@@ -322,7 +322,7 @@ if files:
             for combo, got in zip(itertools.product(*params), rec["samples"]):
                 if got:
                     lines.append(f"{name}({', '.join(combo)}): {len(got)} samples")
-lines += ["", "## The referees inside each run (likwid-bench after each round of the ceilings)", ""]
+lines += ["", "## The referees inside each run (likwid-bench after each round of the roofs it referees)", ""]
 lines += [f"{name}: {', '.join(f'{v:.1f}' if v else 'n/a' for v in vs)}" for name, vs in inside.items()]
 lines += ["", "## Referees (GB/s; GFLOP/s for the peaks): samples, max/min of the samples and of the runs' figures", ""]
 for name, by in samples.items():

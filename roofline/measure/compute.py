@@ -128,6 +128,7 @@ def _torch_gemm(dtype: str, n: int) -> _TorchGemm:
 def _torch_roof(dtype: str, n: int, runs: int) -> ComputeRoof:
     gemm = _torch_gemm(dtype, n)
     settle()  # the float64 check's BLAS workers spin ~0.1 s: a GEMM timed beside them runs at half speed
+    gemm.op()  # untimed: torch's own threads, asleep after the settle, wake for this one
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()

@@ -13,7 +13,7 @@ import re
 import shutil
 import statistics
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import BackendUnavailable, BadInput
@@ -120,7 +120,11 @@ def available(threads: int = 1) -> str:
     return exe
 
 
-def referee_sizes(capacities: Sequence[tuple[str, int]], outer: str = "DRAM") -> dict[str, int]:
+#: The referee's roof beyond every cache level, where the decode pools and the DRAM ceiling are read.
+REFEREE_OUTER = "DRAM"
+
+
+def referee_sizes(capacities: Sequence[tuple[str, int]], outer: str = REFEREE_OUTER) -> dict[str, int]:
     """A working set inside each level (all threads): half the first, the geometric middle between
     neighbours, and :func:`~roofline.measure.pools.escape_bytes` of the last (4×) for ``outer``, where
     the decode pools and the DRAM roof are read; ``capacities`` as (name, aggregate bytes), innermost first."""
@@ -146,6 +150,8 @@ def referee_levels(
 
 #: How long each likwid-bench run of :class:`RefereeRounds` lasts, about (seconds).
 REFEREE_ROUND_S = 0.5
+#: The data rate a roof's first, discarded probe run is sized from (GB/s): its figure sizes the rest.
+PROBE_GBPS = 10.0
 #: The working set of a ``peakflops`` run per thread: in L1, so the kernel computes on registers.
 PEAK_BYTES_PER_THREAD = 32 * 1024
 
@@ -154,8 +160,9 @@ class RefereeRounds:
     """likwid-bench's figures for a run's roofs, one run of each per :meth:`time`, timed between the
     run's own rounds so both see the same minutes of a shared machine: the ``load`` kernel at each
     working set of ``loads`` ({roof: bytes, all threads}) and the FMA peak of each of ``peaks``
-    ("fp32", "fp64"). Each run lasts about ``seconds`` (its iterations from the last run's data rate;
-    the first from 10 GB/s). BackendUnavailable where likwid-bench cannot run here."""
+    ("fp32", "fp64"). Each run lasts about ``seconds``: its iterations come from the last run's data
+    rate, the first's from a short probe run (sized from :data:`PROBE_GBPS`, its figure not kept), so
+    no round's figure is a run of a few milliseconds. BackendUnavailable where likwid-bench cannot run here."""
 
     def __init__(
         self,
@@ -175,11 +182,20 @@ class RefereeRounds:
         self.threads, self.seconds = threads, seconds
         self.results: dict[str, list[LikwidResult]] = {roof: [] for roof in self.runs}
 
-    def time(self) -> None:
-        """One likwid-bench run of each roof's kernel."""
+    def time(self, roofs: Collection[str] | None = None) -> None:
+        """One likwid-bench run of each roof's kernel (of ``roofs`` only, when given); BadInput on a roof
+        this referee does not time."""
+        if roofs is not None and (unknown := set(roofs) - set(self.runs)):
+            raise BadInput(f"no referee for {', '.join(sorted(unknown))} (this one times {', '.join(self.runs)})")
         for roof, (kernel, nbytes) in self.runs.items():
+            if roofs is not None and roof not in roofs:
+                continue
             done = self.results[roof]
-            expected = done[-1].data_gbps if done else 10.0
+            if done:
+                expected = done[-1].data_gbps
+            else:  # a guess can be 100× off (L1, the FMA peak): a short probe sizes the first run instead
+                probe = iterations_for(nbytes, PROBE_GBPS, self.seconds / 10)
+                expected = likwid_bench(kernel, nbytes, self.threads, probe).data_gbps
             iterations = iterations_for(nbytes, expected, self.seconds)
             done.append(likwid_bench(kernel, nbytes, self.threads, iterations))
 

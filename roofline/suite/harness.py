@@ -438,7 +438,7 @@ def level_entry(run: RunState | str, level: str) -> tuple[float, int]:
 
 def referee(run: RunState | str, roof: str) -> float:
     """likwid-bench's figure for one roof (a memory level: GB/s of its load kernel; "fp32", "fp64": GFLOP/s
-    of its FMA peak), timed after each round of this run's ceilings; BackendUnavailable (asv: skipped)
+    of its FMA peak), timed after each round of the part that measures that roof; BackendUnavailable (asv: skipped)
     with the reason where it did not run or the machine lacks the level."""
     run = require(run)
     if not run.referees:

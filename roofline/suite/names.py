@@ -12,7 +12,7 @@ DECODE_TRACKS = {regime: f"{cls}.track_gflops" for regime, cls in DECODE_CLASSES
 CUDA_CLASS = "backends.CudaDecode"
 BANDWIDTH_CEILING = "ceilings.MemoryBandwidth.track_bandwidth_ceiling"  # GB/s, param kind
 PEAK_CEILING = "ceilings.GemmPeak.track_gemm_ceiling"  # GFLOP/s, param dtype
-#: The roofs' referees, likwid-bench timed after each round of the run's ceilings: its load kernel inside
+#: The roofs' referees, likwid-bench timed after each round of the roofs they referee: its load kernel inside
 #: each memory level (GB/s, param level: L1 … DRAM) and its FMA peak (GFLOP/s, param dtype: float32, float64).
 BANDWIDTH_REFEREE = "ceilings.BandwidthReferee.track_referee_bandwidth"
 PEAK_REFEREE = "ceilings.PeakReferee.track_referee_peak"

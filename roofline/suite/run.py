@@ -3,7 +3,7 @@
 :func:`measure_run` samples the machine before measuring (:func:`~roofline.measure.contention.sample_cpu`),
 times a reference kernel, measures the ceilings **once** (STREAM, GEMM, torch's bf16/fp16/int8 GEMMs
 where the CPU computes them, and each memory level's roof) with likwid-bench's figures for the same
-roofs as their referee, timed after each round of them where it runs,
+roofs as their referee, timed beside each round of them where it runs,
 the crossover sweep, and every chosen decode point **once**. Points, ceilings and the sweeps are each
 timed in :data:`ROUNDS` rounds spread over the run (the points' samples interleaved, DRAM and
 cache-resident together; the sweep's batches likewise; the level sweep's sizes), each pooled into
@@ -40,7 +40,7 @@ from ..measure.compute import COMPUTE_ROUND_S, ComputeRounds
 from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.levels import ROOF_KERNEL, LevelRounds, capacities
 from ..measure.levels import ROUNDS as LEVEL_ROUNDS
-from ..measure.likwid import RefereeRounds, referee_sizes
+from ..measure.likwid import REFEREE_OUTER, RefereeRounds, referee_sizes
 from ..measure.numpy_step import decode_step
 from ..measure.step import MIN_TOTAL_S, DecodeMeasurement, StepRounds
 from ..measure.sweep import SWEEP_BATCHES, SWEEP_REPEATS, SweepRounds
@@ -83,7 +83,7 @@ class RunState:
     ``level_roofs``: {level: (GB/s, aggregate bytes)}, the read-only roof of each memory level;
     ``levels_skipped`` says why there are none where the sweep cannot run here (no numba).
     ``compute_peaks``: {torch dtype: GFLOP/s (GOP/s for int8), or why it was not measured here}.
-    ``referees``: likwid-bench's figures timed after each round of the ceilings, by roof: GB/s of its
+    ``referees``: likwid-bench's figures timed beside each round of the roofs they referee: GB/s of its
     load kernel inside each memory level (L1 … DRAM), GFLOP/s of its FMA peak ("fp32", "fp64");
     ``referee_skipped`` says why there are none where likwid-bench cannot run here.
     ``blas_threads``: the threads the BLAS ran on (the ``time_`` twins use as many); ``gemm_n``: the size
@@ -139,14 +139,19 @@ def roofs(bandwidth_gbps: Mapping[str, float], peak_gflops: Mapping[str, float])
 class _Part:
     """One part of the run timed in rounds (``make()`` builds it, its ``time`` is one round); a part
     that cannot be built or timed (a kernel that computes wrong values, sizes that cannot run, a
-    broken clock) keeps its reason and times no later round."""
+    broken clock) keeps its reason and times no later round. An ``optional`` part whose backend is
+    absent here (BackendUnavailable while it is built) keeps why in ``skipped`` instead."""
 
-    def __init__(self, make: Callable[[], object]):
-        self.failed = ""
+    def __init__(self, make: Callable[[], object], optional: bool = False):
+        self.failed = self.skipped = ""
         try:
             self.rounds = make()
         except (KernelMismatch, BadInput) as exc:
             self.rounds, self.failed = None, str(exc)
+        except BackendUnavailable as exc:
+            if not optional:
+                raise
+            self.rounds, self.skipped = None, str(exc)
 
     def _time(self, *args) -> None:
         if self.rounds is None:
@@ -183,28 +188,36 @@ class _Ceilings(_Part):
 
 
 class _Referee(_Part):
-    """likwid-bench's figures for the run's roofs (:class:`~roofline.measure.likwid.RefereeRounds`), timed
-    right after each round of the ceilings: its load kernel at a working set inside each memory level
-    (:func:`~roofline.measure.likwid.referee_sizes`; DRAM's ≥ 4× the LLC) and its FMA peaks. Independent
-    figures from the same minutes, so a roof that moves with the machine can be told from one that
-    moves alone. Where likwid-bench cannot run here it keeps why (skipped)."""
+    """likwid-bench's figures for the run's roofs (:class:`~roofline.measure.likwid.RefereeRounds`): its
+    load kernel at a working set inside each memory level (:func:`~roofline.measure.likwid.referee_sizes`;
+    DRAM's ≥ 4× the LLC) and its FMA peaks. Each roof is timed right beside the parts of the run that
+    measure it (:meth:`turn`), so that both see the same seconds of a shared machine: a roof that
+    moves with the machine can be told from one that moves alone. Where likwid-bench cannot run here
+    it keeps why (skipped)."""
 
     def __init__(self):
-        self.skipped = ""
+        #: the roofs by where they bound the run's figures: DRAM, the FMA peaks, the cache levels
+        self.dram: tuple[str, ...] = ()
+        self.peaks: tuple[str, ...] = ()
+        self.caches: tuple[str, ...] = ()
         if not params.referee():
             self.rounds, self.failed, self.skipped = None, "", "the referees are off (ROOFLINE_REFEREE=off)"
             return
         sizes = referee_sizes(capacities(cache_topology()))
-        try:
-            super().__init__(lambda: RefereeRounds(sizes, REFEREE_PEAKS, cpu_count()))
-        except BackendUnavailable as exc:
-            self.rounds, self.failed, self.skipped = None, "", str(exc)
+        self.dram, self.peaks = (REFEREE_OUTER,), REFEREE_PEAKS
+        self.caches = tuple(level for level in sizes if level != REFEREE_OUTER)
+        super().__init__(lambda: RefereeRounds(sizes, REFEREE_PEAKS, cpu_count()), optional=True)
 
-    def time(self) -> None:
+    def time(self, roofs: tuple[str, ...] | None = None) -> None:
+        """One likwid-bench run of each of ``roofs`` (None: every roof)."""
         try:
-            self._time()
+            self._time(roofs)
         except BackendUnavailable as exc:  # it ran before, in this run: a later round that cannot is a failure
             self.rounds, self.failed = None, str(exc)
+
+    def turn(self, roofs: tuple[str, ...]) -> Callable[[], None]:
+        """A turn of the run that times ``roofs`` (one of :attr:`dram`, :attr:`peaks`, :attr:`caches`)."""
+        return lambda: self.time(roofs)
 
     def record(self, state: dict) -> None:
         if self.rounds is None:
@@ -270,11 +283,7 @@ class _Levels(_Part):
     its rounds split among the run's as the ceilings' passes are; without numba it keeps why (skipped)."""
 
     def __init__(self):
-        self.skipped = ""
-        try:
-            super().__init__(lambda: LevelRounds(kernel_names=(ROOF_KERNEL,)))
-        except BackendUnavailable as exc:
-            self.rounds, self.failed, self.skipped = None, "", str(exc)
+        super().__init__(lambda: LevelRounds(kernel_names=(ROOF_KERNEL,)), optional=True)
 
     def time(self) -> None:
         rounds = self.rounds
@@ -369,15 +378,22 @@ def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str
     watch.start()
     state: dict = {"warnings": []}
     steps, points = _steps(chosen, grid)
-    # the points, the ceilings, the compute roofs, the sweep and the levels in turn, three times: each
-    # pooled over its rounds
+    # the points, the ceilings, their referee, the compute roofs, the sweep and the levels in turn,
+    # ROUNDS times: each pooled over its rounds
     rounds, ceilings, sweeping = StepRounds(list(steps.values())), _Ceilings(gemm_n), _Sweep(sweep_n)
-    parts = (ceilings, _Referee(), _Compute(gemm_n), sweeping, _Levels())
+    referee, compute, levels = _Referee(), _Compute(gemm_n), _Levels()
+    parts = (ceilings, referee, compute, sweeping, levels)
+    # each referee right beside the parts it referees, since this machine moves within seconds: DRAM's
+    # between the points and the STREAM ceilings and between the sweep and the levels (twice a round:
+    # DRAM moves most), the FMA peaks' between the GEMM ceilings and the compute roofs, the caches'
+    # after the level sweep
+    turns = (rounds.time, referee.turn(referee.dram), ceilings.time, referee.turn(referee.peaks), compute.time)
+    turns += (sweeping.time, referee.turn(referee.dram), levels.time, referee.turn(referee.caches))
     try:
         for _ in range(ROUNDS):
-            for turn in (rounds, *parts):
+            for turn in turns:
                 settle()  # the last turn's BLAS workers asleep: they would spin beside this one's threads
-                turn.time()
+                turn()
         for part in reversed(parts):
             part.record(state)
     finally:
