@@ -378,15 +378,12 @@ def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str
     watch.start()
     state: dict = {"warnings": []}
     steps, points = _steps(chosen, grid)
-    # the points, the ceilings, their referee, the compute roofs, the sweep and the levels in turn,
-    # ROUNDS times: each pooled over its rounds
     rounds, ceilings, sweeping = StepRounds(list(steps.values())), _Ceilings(gemm_n), _Sweep(sweep_n)
     referee, compute, levels = _Referee(), _Compute(gemm_n), _Levels()
     parts = (ceilings, referee, compute, sweeping, levels)
-    # each referee right beside the parts it referees, since this machine moves within seconds: DRAM's
-    # between the points and the STREAM ceilings and between the sweep and the levels (twice a round:
-    # DRAM moves most), the FMA peaks' between the GEMM ceilings and the compute roofs, the caches'
-    # after the level sweep
+    # every part in turn, ROUNDS times, each pooled over its rounds; each referee right beside the parts
+    # it referees, since this machine moves within seconds: DRAM's after the points and after the sweep
+    # (twice a round: DRAM moves most), the FMA peaks' after the ceilings, the caches' after the levels
     turns = (rounds.time, referee.turn(referee.dram), ceilings.time, referee.turn(referee.peaks), compute.time)
     turns += (sweeping.time, referee.turn(referee.dram), levels.time, referee.turn(referee.caches))
     try:
