@@ -19,7 +19,7 @@ MODELS_FLAG := $(if $(MODELS_REQUIREMENTS),--asv-env-requirements $(MODELS_REQUI
 FLEET_OUT ?= .fleet
 FLEET_ARGS ?=
 
-.PHONY: bench test lint clean fleet
+.PHONY: bench test test-fast lint clean fleet
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,9 +42,14 @@ bench: $(VENV)/.bench-installed
 fleet: $(VENV)/.fleet-installed
 	$(BIN)/python fleet/run.py --out $(FLEET_OUT) $(FLEET_ARGS)
 
-test: $(VENV)/.test-installed
+# The two tiers (setup.cfg's markers): test-fast, what no asv, `roofline bench`, Chromium or ReFrame
+# runs in and no long measurement needs; then the e2e and slow tests. make test runs both.
+test-fast: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools fleet
-	$(BIN)/python -m pytest -p randomly --durations=15
+	$(BIN)/python -m pytest -p randomly -m "not e2e and not slow" --durations=5
+
+test: test-fast
+	$(BIN)/python -m pytest -p randomly -m "e2e or slow" --durations=15
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools fleet

@@ -34,7 +34,7 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: int = 240) -> s
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_asv_run_skips_absent_backends(tmp_path):
     if not ASV.exists() or shutil.which("git") is None:
         pytest.skip("asv or git is not installed here")

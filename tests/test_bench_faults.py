@@ -12,8 +12,6 @@ import pytest
 
 from .asvtools import BENCH, RUN_TIMEOUT_S, asv_env, bench, git, load_results, result_files, scratch_repo
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def project(tmp_path):
@@ -27,6 +25,7 @@ def snapshot(folder):
     return {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.e2e
 def test_bench_runs_publishes_reports_and_plots(made_bench):
     repo, proc = made_bench["repo"], made_bench["proc"]  # exit 0: the fixture holds it to that
     assert "FLOPs per byte at the ridge" in proc.stdout
@@ -51,6 +50,7 @@ def test_bench_runs_publishes_reports_and_plots(made_bench):
         assert all(v is None or v != v for v in dram[0] + peaks[0])
 
 
+@pytest.mark.e2e
 def test_a_busy_machine_stops_bench_before_it_measures(project):
     """Beside two busy processes, without --allow-busy: one line naming the share lost, exit 3, nothing run."""
     repo, env = project
@@ -70,6 +70,7 @@ def test_a_busy_machine_stops_bench_before_it_measures(project):
     assert not result_files(repo, "box")
 
 
+@pytest.mark.e2e
 def test_a_raising_benchmark_fails_the_run_but_keeps_the_others(project):
     repo, env = project
     (repo / "benchmarks" / "broken.py").write_text(
@@ -203,6 +204,7 @@ def start_at_moment(prepared, tmp_path, moment, preexec=_default_signals):
     return repo, proc, int(marker.read_text())
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("moment", list(MOMENTS))
 @pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL", TWICE])
 def test_a_killed_run_stops_promptly_and_leaves_earlier_results_intact(interrupted_project, tmp_path, moment, how):
@@ -237,6 +239,7 @@ def test_a_killed_run_stops_promptly_and_leaves_earlier_results_intact(interrupt
         assert len(result_files(repo, "box")) == 2
 
 
+@pytest.mark.e2e
 def test_a_run_started_with_sigint_ignored_keeps_ignoring_it_and_stops_on_sigterm(interrupted_project, tmp_path):
     repo, proc, busy = start_at_moment(interrupted_project, tmp_path, "mid-benchmark", preexec=_ignore_sigint)
     os.killpg(proc.pid, signal.SIGINT)
@@ -310,6 +313,7 @@ def test_a_requirement_that_does_not_install_is_one_line_and_what_is_there_insta
     assert install_requirements([sys.executable], req) == []
 
 
+@pytest.mark.e2e
 def test_make_bench_path_builds_asv_virtualenv_despite_a_broken_shim(project, tmp_path):
     """`make bench PYTHON=...` under pyenv: python3.X on PATH is a shim that fails; asv must not use it.
 

@@ -52,7 +52,7 @@ def _four_times(self):
 DecodeStep.__call__ = _four_times
 """
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess:

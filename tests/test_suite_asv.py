@@ -16,7 +16,7 @@ from .asvtools import ROOT, asv, git, load_results, result_files, selection
 sys.path.insert(0, str(ROOT))
 from benchmarks.common import GRID  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 
 #: The machine name the session's `roofline bench` files its results under (conftest.made_bench).
