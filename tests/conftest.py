@@ -75,7 +75,7 @@ def made_bench(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("made-bench")
     repo = scratch_repo(tmp / "repo")
     (tmp / "home").mkdir()
-    env = asv_env(repo, tmp / "home", tmp / "cache", ROOFLINE_REFEREE="on")
+    env = asv_env(repo, tmp / "home", tmp / "cache", ROOFLINE_REFEREE="on", ROOFLINE_LEVELS="on")
     proc = bench(repo, env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return {"proc": proc, "repo": repo, "env": env, "html": repo / ".asv" / "html", "tmp": tmp}

@@ -668,6 +668,23 @@ def test_the_referees_switched_off_are_skipped_saying_so(monkeypatch):
     }
 
 
+def test_the_level_sweep_switched_off_is_skipped_saying_so(monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("no level sweep when it is off")
+
+    monkeypatch.setattr(run, "LevelRounds", never)
+    monkeypatch.setenv("ROOFLINE_LEVELS", "off")
+    levels, state = run._Levels(), {"warnings": []}
+    levels.time()
+    levels.record(state)
+    levels.close()
+    why = "the level sweep is off (ROOFLINE_LEVELS=off)"
+    assert state == {"warnings": [], "levels_failed": "", "levels_skipped": why}
+    s = run.RunState({}, 1, "test", 256, run.Conditions(), levels_skipped=why)
+    with pytest.raises(BackendUnavailable, match=re.escape(why)):
+        harness.level_entry(s, "L1")
+
+
 @pytest.mark.parametrize("where", ["absent", "later round"])
 def test_a_referee_that_cannot_run_keeps_why_and_a_later_failure_is_warned_of(monkeypatch, where):
     """No likwid-bench: skipped, saying why; one that stops after its first round: no figure from the
