@@ -375,9 +375,10 @@ def test_an_interpreter_that_does_not_run_is_one_line(tmp_path, monkeypatch):
         bench_module.asv_python(tmp_path)
 
 
-def test_a_requirement_that_does_not_install_is_one_line_and_what_is_there_installs_nothing(tmp_path):
+def test_a_requirement_that_does_not_install_is_one_line_and_what_is_there_installs_nothing(tmp_path, monkeypatch):
     from roofline.bench import install_requirements
 
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # pip answers from what is installed, reading no package index
     req = tmp_path / "req.txt"
     req.write_text("roofline-no-such-package==0.0.1\n")
     (line,) = install_requirements([sys.executable], req)

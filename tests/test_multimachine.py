@@ -33,10 +33,14 @@ ARTIFACTS = ROOT / "artifacts"
 ALPHA = "box"
 MACHINES = ("beta", ALPHA)  # in asv's order (sorted)
 GFLOPS_TRACK = "decode.DecodeDRAM.track_gflops"
-#: What beta runs: every class these tests read (the decode points, the ceilings and ridge, the crossovers,
-#: the run's conditions). The backend and model classes are box's whole run's; their time_ twins were two
-#: thirds of a run here (about 190 s of 250 beside other work).
-ONLY = r"^(?:decode|ceilings|crossover|conditions)\."
+#: What beta runs: the figures these tests read of it (the decode points' tracks, the bandwidth and GEMM
+#: ceilings and so the ridge, the crossovers, the run's conditions). Its time_ twins (box's are the gate's),
+#: the referees, level roofs and torch peaks (off or skipped in these runs) and the fraction tracks are
+#: box's whole run's: a process each, the twins one a round.
+ONLY = (
+    r"^(?:decode\.Decode(?:DRAM|CacheResident)\.track_|ceilings\.(?:MemoryBandwidth|GemmPeak)\."
+    r"|crossover\.|conditions\.)"
+)
 #: Appended to the throwaway copy's measure/numpy_step.py in the second commit: every step does its work 4 times.
 SLOWDOWN = """
 

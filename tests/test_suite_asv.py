@@ -88,6 +88,25 @@ def _contended(results) -> bool:
     return Conditions(lost_share=1 - quiet, reference_drift=drift).contended
 
 
+def test_the_run_measures_each_memory_level_once(ran):
+    """The level roofs of the run (the levels of this machine, the LLC at ROOFLINE_LLC_BYTES), as asv
+    records them, each inner level faster than DRAM."""
+    pytest.importorskip("numba")
+    from roofline.measure.levels import level_names
+
+    repo, _, _ = ran
+    results = load_results(result_files(repo, MACHINE)[0])
+    gbps, params = results["ceilings.CacheBandwidth.track_bandwidth"]
+    sizes, _ = results["ceilings.CacheBandwidth.track_capacity"]
+    rows = zip([p.strip("'") for p in params[0]], gbps, sizes, strict=True)
+    levels = {level: (g, size) for level, g, size in rows if g is not None and not math.isnan(g)}
+    assert list(levels) == level_names(), levels
+    for level, (g, size) in levels.items():
+        assert type(g) is float and g > 0 and size > 0, (level, g, size)
+        assert level == "DRAM" or g > levels["DRAM"][0], levels
+    assert levels[level_names()[-2]][1] == 2**20
+
+
 def test_guards_reach_asv_stderr(ran):
     _, _, proc = ran
     # the 1 MiB "LLC" set by ROOFLINE_LLC_BYTES is a guard's business: it reaches asv's stderr, once per
