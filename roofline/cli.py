@@ -19,6 +19,7 @@ from . import __version__
 from .errors import BadInput, Interrupted, RooflineError
 
 if TYPE_CHECKING:
+    from .model.hardware import Hardware
     from .report.cpu import Report
 
 
@@ -150,6 +151,25 @@ def _add_measure_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_reference(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--reference",
+        metavar="DEVICE",
+        help="also draw a catalogue device's roofline (e.g. h100), in a panel of its own beside this machine's",
+    )
+
+
+def _reference(args: argparse.Namespace, plotting: bool) -> Hardware | None:
+    """The catalogue device ``--reference`` names (BadInput, with the closest names, if none), checked first."""
+    if args.reference is None:
+        return None
+    if not plotting:
+        raise BadInput("--reference goes with --plot: it draws a device beside this machine's roofline")
+    from .model.catalogue import lookup
+
+    return lookup(args.reference)
+
+
 def _report_from_args(args: argparse.Namespace) -> Report:
     from tqdm import tqdm
 
@@ -175,6 +195,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
     _add_measure_flags(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--plot", type=output_path, metavar="FILE", help="also draw the roofline to FILE (.png or .svg)")
+    _add_reference(p)
 
 
 def _run_report(args: argparse.Namespace) -> int:
@@ -183,13 +204,14 @@ def _run_report(args: argparse.Namespace) -> int:
 
     if args.plot is not None:
         check_plot_path(args.plot)
+    reference = _reference(args, args.plot is not None)
     report = _report_from_args(args)
     if args.json:
         emit_json(report.as_dict())
     else:
         print(render_text(report))
     if args.plot is not None:
-        plot_report([report], args.plot)
+        plot_report([report], args.plot, reference=reference)
         print(f"roofline plot: {args.plot.resolve()}", file=sys.stderr if args.json else sys.stdout)
     return _busy_status(report, args.allow_busy)
 
@@ -209,14 +231,16 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plot", help="draw this machine's roofline with its measured decode points")
     p.add_argument("-o", "--output", type=output_path, required=True, metavar="FILE", help="FILE.png or FILE.svg")
     _add_measure_flags(p)
+    _add_reference(p)
 
 
 def _run_plot(args: argparse.Namespace) -> int:
     from .report.plot import check_plot_path, plot_report
 
     check_plot_path(args.output)
+    reference = _reference(args, True)
     report = _report_from_args(args)
-    plot_report([report], args.output)
+    plot_report([report], args.output, reference=reference)
     print(f"roofline plot: {args.output.resolve()}")
     return _busy_status(report, args.allow_busy)
 
@@ -601,6 +625,7 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
         "once for both commits, twice for before and after",
     )
     p.add_argument("--plot", type=output_path, metavar="FILE", help="overlay every machine's roofline in one figure")
+    _add_reference(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
@@ -616,6 +641,7 @@ def _run_compare(args: argparse.Namespace) -> int:
             raise BadInput("--plot goes with the machine comparison, not with --commits")
         if args.plot.resolve().is_relative_to(args.results.resolve()):
             raise BadInput(f"--plot {args.plot}: compare never writes into the results directory")
+    reference = _reference(args, args.plot is not None)
     if args.commits:
         cmp = gate.compare_commits(
             results, *args.commits, machines=args.machine, threshold=args.threshold, envs=args.env
@@ -633,7 +659,7 @@ def _run_compare(args: argparse.Namespace) -> int:
     if args.plot is not None:
         from .report.plot import plot_overlay
 
-        plot_overlay(summaries, args.plot)
+        plot_overlay(summaries, args.plot, reference=reference)
     if args.json:
         emit_json(
             {
