@@ -429,9 +429,9 @@ def render_roofs(h: Hierarchy) -> list[str]:
     """The memory roofs with their plateaus, and the compute roofs with their libraries (or why skipped)."""
     out = []
     if h.levels:
-        out.append("  memory roofs (GB/s, median of the level's plateau in a working-set sweep or of the STREAM")
-        out.append("  kernel named; roof% divides by the roof of the level a point's working set fits in, and its")
-        out.append("  dtype's compute roof):")
+        out.append("  memory roofs (GB/s, 1 GB = 10⁹ B; sizes in KiB/MiB/GiB, binary, as the OS gives them; median")
+        out.append("  of the level's plateau in a working-set sweep or of the STREAM kernel named; roof% divides by")
+        out.append("  the roof of the level a point's working set fits in, and its dtype's compute roof):")
         rw = {r.level: r.gbps for r in h.read_write}
         for r in h.levels:
             line = f"    {r.level:<5} {r.gbps:8.1f}  {r.kernel}"

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..model.decode import BOUND_SLACK, DecodeEstimate, size_text
 from ..model.hardware import Hardware
+from ..units import sig
 
 if TYPE_CHECKING:
     from ..measure.llm_decode import MeasuredRow, ModelDecodeRun
@@ -42,15 +43,12 @@ def _count(n: float) -> str:
 
 
 def _batch(value: float) -> str:
-    return f"{value:,.1f}"
+    """A batch to three significant figures, as the report and specs print it: 295.5 → '296', 28.04 → '28.0'."""
+    return f"{round(value):,}" if value >= 1000 else sig(value)
 
 
-def _binary(nbytes: float) -> str:
-    """Bytes with a binary prefix, three significant figures: '80 GiB', '361 MiB' (capacities are binary)."""
-    for scale, prefix in ((2**40, "Ti"), (2**30, "Gi"), (2**20, "Mi"), (2**10, "Ki")):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.3g} {prefix}B"
-    return f"{nbytes:.3g} B"
+#: One unit system for every size this output prints (SI, as the bandwidths): said once, on its own line.
+UNITS = "  units    sizes in SI: 1 GB = 10⁹ bytes (an 80 GiB device is 85.9 GB)"
 
 
 def _memory(est: DecodeEstimate) -> str:
@@ -58,9 +56,9 @@ def _memory(est: DecodeEstimate) -> str:
     if not hw.memory_bytes:
         return ", memory unknown"
     if not s.reserved_bytes:
-        return f", {_binary(hw.memory_bytes)}"
-    usable, reserved = _binary(s.memory_capacity), _binary(s.reserved_bytes)
-    return f", {_binary(hw.memory_bytes)} ({usable} usable, {reserved} reserved)"
+        return f", {size_text(hw.memory_bytes)}"
+    usable, reserved = size_text(s.memory_capacity), size_text(s.reserved_bytes)
+    return f", {size_text(hw.memory_bytes)} ({usable} usable, {reserved} reserved)"
 
 
 def _allreduce(est: DecodeEstimate) -> str:
@@ -74,7 +72,7 @@ def _allreduce(est: DecodeEstimate) -> str:
 
 def format_estimate(est: DecodeEstimate) -> list[str]:
     """The estimate as lines of text: the setup, a table per batch, requests, the crossover, the memory fit, notes."""
-    s, hw, m, c = est.setup, est.setup.hardware, est.setup.model, est.crossover
+    s, hw, m, c = est.setup, est.setup.hardware, est.setup.model, est.batching
     devices = f"{s.tp} × {hw.name}" if s.tp > 1 else hw.name
     params = f"{_count(m.params_total)} params"
     if m.params_active != m.params_total:
@@ -91,6 +89,7 @@ def format_estimate(est: DecodeEstimate) -> list[str]:
         + (" per device" if s.tp > 1 else "")
         + _allreduce(est),
         f"  source   {hw.source or 'not given'}",
+        UNITS,
         "",
         f"{'batch':>6}  {'bound':<12} {'step ms':>9} {'max() ms':>9}  {'binding phase':<21} {'tok/s/seq':>10} "
         f"{'tok/s total':>12} {'weights':>8} {'KV':>6} {'GB/device':>10}  fits",
@@ -121,15 +120,20 @@ def format_estimate(est: DecodeEstimate) -> list[str]:
                 f"{r.batch:>6}  {r.ttft_s * 1e3:>9.4g}  {first.name + ' (' + first.bound + ')':<21} {step_ms:>9} "
                 f"{r.e2e_s:>9.4g} {r.tokens_per_s:>12,.1f} {per_seq:>10}  {fits}"
             )
-    never = f"at no batch at context {s.context}"
     cap = "compute caps" if c.limited_by == "compute" else "KV-cache reads cap"
+    turn = (
+        f"the step turns compute-bound from batch {_batch(c.compute_bound_from)}"
+        if c.compute_bound_from
+        else f"the step is compute-bound at no batch at context {s.context} (each sequence's KV read outweighs "
+        "its arithmetic)"
+    )
     lines += [
         "",
-        f"crossover batch {_batch(c.batch)} (without KV: {_batch(c.without_kv)}): beyond it {cap} the "
-        f"throughput at {c.ceiling_tokens_per_s:,.0f} tok/s",
-        "  the step turns compute-bound "
-        + (f"from batch {_batch(c.compute_bound_from)}" if c.compute_bound_from else never)
-        + f"; KV bytes equal weight bytes at batch {_batch(c.kv_equals_weights)}",
+        f"crossover batch {_batch(c.crossover)}: weights only, no KV cache (for a dense model peak / bandwidth "
+        "× bytes per weight / 2, as roofline report and specs give it)",
+        f"saturation batch {_batch(c.saturation)}: with the KV cache at context {s.context}, beyond it {cap} the "
+        f"throughput at {c.ceiling_tokens_per_s:,.0f} tok/s and batching stops paying",
+        f"  {turn}; KV bytes equal weight bytes at batch {_batch(c.kv_equals_weights)}",
         "largest batch that fits: " + ("unknown (no memory size)" if est.max_batch is None else f"{est.max_batch}"),
     ]
     too_big = [st.batch for st in est.steps if st.fits is False]
