@@ -34,7 +34,7 @@ from ..measure.timing import settle
 from ..model import guards
 from ..model.dtypes import SUITE, by_numpy
 from . import params
-from .run import ROUNDS, PointResult, RunState, measure_run  # noqa: F401  (measure_run: the decode setup_cache)
+from .run import PASSES, PointResult, RunState, measure_run  # noqa: F401  (measure_run: the decode setup_cache)
 
 _said: set[str] = set()
 
@@ -278,12 +278,12 @@ CPU_BACKENDS = ("numpy", "torch-cpu")
 def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResult]:
     """Measure every chosen (backend, dtype, n, batch) of the CPU backend class; the rest keep why not.
 
-    Timed in :data:`~roofline.suite.run.ROUNDS` rounds, numpy's steps then torch's in each (never
+    Timed in :data:`~roofline.suite.run.PASSES` rounds, numpy's steps then torch's in each (never
     together: their thread pools would spin against each other), and pooled, so no one moment of the
     machine makes a figure. Each round builds its steps afresh and lets them go before the next
     backend's are built, so one backend's pools are held at a time (numpy's and torch fp32's map the
-    shared random file; torch's bf16 pools are copies). Timed at one moment, stop 28's five quiet runs
-    put numpy fp32 n=256 b=1 at 2.5-4.3 GFLOP/s while asv's twin of it, timed in three rounds, moved 15 %.
+    shared random file; torch's bf16 pools are copies). In rounds, ten processes read numpy fp32
+    n=256 b=1 within max/min 1.36 on this project's 2-core VM (docs/measured/method.md).
     """
     chosen = params.chosen(grid)
     out: dict[tuple, PointResult] = {}
@@ -298,7 +298,7 @@ def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResul
                     else:
                         keys[backend].append(key)
     rounds: dict[str, StepRounds] = {}
-    for r in range(ROUNDS):
+    for r in range(PASSES):
         for backend in CPU_BACKENDS:
             steps = {}
             for key in keys[backend]:
