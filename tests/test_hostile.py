@@ -1,6 +1,6 @@
 """The hostile battery (issue 7): every entry point attacked, each outcome asserted.
 
-Cases elsewhere in the suite belong to the battery too; README.md ("Testing") lists them all.
+Cases elsewhere in the suite belong to the battery too; docs/testing.md ("The hostile battery") lists them all.
 Here: every subcommand against bad flags, hostile results folders for `report --results`, a
 wrong BLAS seen through the CLI, and what must never happen (a traceback, a changed file).
 """
