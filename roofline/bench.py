@@ -1,7 +1,8 @@
 """`roofline bench`: the whole `make bench` after installation, as one command.
 
 preflight → asv machine file (:func:`roofline.suite.machine_file.register`) → ``asv run`` →
-``asv publish`` → the report and plot from the results just recorded. asv runs as a
+``asv publish`` → the report and plot from the results just recorded → the landing page that shows
+them (:mod:`roofline.report.page`; asv's page becomes ``asv.html``). asv runs as a
 subprocess of this interpreter (``python -m asv``); a failed benchmark makes the exit status 1
 after everything else has still been published and reported, so no result that ran is lost.
 
@@ -313,7 +314,10 @@ def _run(
     if asv_rc != 0:
         print("roofline: some benchmarks failed (see above); the others are recorded", file=sys.stderr)
     stage[0] = "the report"
-    headline = _report(results, machine, commit, html, during)
+    headline, text = _report(results, machine, commit, html, during)
+    if publish_rc == 0:
+        stage[0] = "the landing page"
+        _landing(html, results, machine, commit, text)
     if headline and not allow_busy:
         print(
             f"roofline: {headline}; results kept, flagged (--allow-busy accepts them): exit {EXIT_BUSY}",
@@ -340,12 +344,26 @@ def _offline(html: Path) -> int:
         return 1
     for line in notes:
         print(f"roofline: HTML: {line}")
-    print(f"roofline: HTML in {(html / 'index.html').resolve()}, works offline (serve it with: roofline serve)")
     return 0
 
 
-def _report(results: Path, machine: str, commit: str, html: Path, lost_during: float | None) -> str | None:
-    """Print the report of the results just recorded; return its contention headline, if any."""
+def _landing(html: Path, results: Path, machine: str, commit: str, report_text: str | None) -> None:
+    """roofline's landing page in front of asv's: the picture, the report, links into asv's graphs."""
+    from .report.page import write_landing
+    from .suite.results import read_results
+
+    try:
+        page = write_landing(html, report_text, read_results(results), machine, commit)
+    except BadInput as exc:
+        print(f"roofline: no landing page ({exc}); asv's page is {(html / 'index.html').resolve()}", file=sys.stderr)
+        return
+    print(f"roofline: HTML in {page.resolve()}, works offline (serve it with: roofline serve)")
+
+
+def _report(
+    results: Path, machine: str, commit: str, html: Path, lost_during: float | None
+) -> tuple[str | None, str | None]:
+    """Print the report of the results just recorded; return its contention headline, if any, and its text."""
     from .report.cpu import render_text
     from .report.from_results import report_from_results
 
@@ -360,9 +378,10 @@ def _report(results: Path, machine: str, commit: str, html: Path, lost_during: f
             report = dataclasses.replace(report, facts=facts, warnings=warnings)
     except BadInput as exc:
         print(f"roofline: no report: {exc}", file=sys.stderr)
-        return None
+        return None, None
+    text = render_text(report)
     print()
-    print(render_text(report))
+    print(text)
     try:
         from .report.plot import plot_report
 
@@ -371,4 +390,4 @@ def _report(results: Path, machine: str, commit: str, html: Path, lost_during: f
         print(f"\nroofline plot: {path.resolve()}")
     except BadInput as exc:
         print(f"roofline: no plot: {exc}", file=sys.stderr)
-    return report.conditions.headline() if report.conditions is not None else None
+    return (report.conditions.headline() if report.conditions is not None else None), text
