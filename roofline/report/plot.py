@@ -105,7 +105,6 @@ class _Label:
     color: str
     offsets: tuple[Offset, ...]
     size: float
-    required: bool
     rotation: float = 0.0
     boxed: bool = False
 
@@ -120,55 +119,60 @@ class _Labels:
     pending: list[_Label] = field(default_factory=list)
     markers: list[tuple[object, float, float]] = field(default_factory=list)
 
-    def add(self, ax, text, xy, color, offsets, size=POINT_TEXT, required=False, rotation=0.0, boxed=False) -> None:
-        self.pending.append(_Label(ax, text, xy, color, tuple(offsets), size, required, rotation, boxed))
+    def add(self, ax, text, xy, color, offsets, size=POINT_TEXT, rotation=0.0, boxed=False) -> None:
+        """A label for ``xy`` (data), tried at each of ``offsets`` in turn (a roof's: slid up and down)."""
+        self.pending.append(_Label(ax, text, xy, color, tuple(offsets), size, rotation, boxed))
 
     def marker(self, ax, x: float, y: float) -> None:
         """A point's marker, which no label may cover."""
         self.markers.append((ax, x, y))
 
     def place(self) -> list[str]:
-        from matplotlib.transforms import Bbox
-
+        """Fix the layout, fit the ticks, then place every label; returns the texts of those left out."""
         self.fig.canvas.draw()  # the layout is final from here: labels go where the axes now are
         self.fig.set_layout_engine("none")
         for ax in self.fig.axes:
             _fit_ticks(ax)
         renderer = self.fig.canvas.get_renderer()
+        taken = self._obstacles(renderer)
+        return [label.text for label in self.pending if not self._put(label, renderer, taken)]
+
+    def _obstacles(self, renderer) -> list:
+        """The boxes no label may cover: every marker (a circle of 4.5 points) and the legend."""
+        from matplotlib.transforms import Bbox
+
         radius = 4.5 * self.fig.dpi / 72
         taken = []
         for ax, x, y in self.markers:
             px, py = ax.transData.transform((x, y))
             taken.append(Bbox.from_extents(px - radius, py - radius, px + radius, py + radius))
-        taken += [legend.get_window_extent(renderer) for legend in self.fig.legends]
-        left_out = []
-        for label in self.pending:
-            frame = label.ax.get_window_extent(renderer).padded(-2)
-            for dx, dy, ha, va in label.offsets:
-                text = label.ax.annotate(
-                    label.text,
-                    label.xy,
-                    xytext=(dx, dy),
-                    textcoords="offset points",
-                    ha=ha,
-                    va=va,
-                    fontsize=label.size,
-                    color=label.color,
-                    rotation=label.rotation,
-                    annotation_clip=False,
-                    bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.85}
-                    if label.boxed
-                    else None,
-                )
-                box = text.get_window_extent(renderer).padded(1.5)
-                inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
-                if inside and not any(box.overlaps(other) for other in taken):
-                    taken.append(box)
-                    break
-                text.remove()
-            else:
-                left_out.append(label.text)
-        return left_out
+        return taken + [legend.get_window_extent(renderer) for legend in self.fig.legends]
+
+    def _put(self, label: _Label, renderer, taken: list) -> bool:
+        """``label`` at its first free offset inside its axes, its box added to ``taken``; False if none."""
+        frame = label.ax.get_window_extent(renderer).padded(-2)
+        box_style = {"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.85}
+        for dx, dy, ha, va in label.offsets:
+            text = label.ax.annotate(
+                label.text,
+                label.xy,
+                xytext=(dx, dy),
+                textcoords="offset points",
+                ha=ha,
+                va=va,
+                fontsize=label.size,
+                color=label.color,
+                rotation=label.rotation,
+                annotation_clip=False,
+                bbox=box_style if label.boxed else None,
+            )
+            box = text.get_window_extent(renderer).padded(1.5)
+            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+            if inside and not any(box.overlaps(other) for other in taken):
+                taken.append(box)
+                return True
+            text.remove()
+        return False
 
 
 # ---- axes -----------------------------------------------------------------------------------------
@@ -254,7 +258,6 @@ def _crossover_marks(labels: _Labels | None, ax, marks: Sequence[tuple[str, floa
             color,
             _slid((first, second), 14, 6),
             size=POINT_TEXT,
-            required=True,
             rotation=90,
         )
 
@@ -298,7 +301,6 @@ def _draw_roofs(labels: _Labels, ax, xlim, levels, compute, style: str, prefix: 
             color,
             _slid(((4, 3, "left", "bottom"), (4, -3, "left", "top")), ROOF_TEXT + 3),
             size=ROOF_TEXT,
-            required=True,
             boxed=True,
         )
     for i, (dtype, peak) in enumerate(compute):
@@ -311,7 +313,6 @@ def _draw_roofs(labels: _Labels, ax, xlim, levels, compute, style: str, prefix: 
             "0.2",
             _slid(((-4, 3, "right", "bottom"), (-4, -3, "right", "top")), ROOF_TEXT + 3),
             size=ROOF_TEXT,
-            required=True,
             boxed=True,
         )
 
@@ -365,7 +366,6 @@ def _draw_reference(labels: _Labels, ax, hw: Hardware, machines: Sequence[tuple[
         "0.35",
         _slid(((4, 3, "left", "bottom"),), ROOF_TEXT + 3),
         size=ROOF_TEXT,
-        required=True,
         boxed=True,
     )
     labels.add(
@@ -375,7 +375,6 @@ def _draw_reference(labels: _Labels, ax, hw: Hardware, machines: Sequence[tuple[
         "0.35",
         _slid(((-4, 3, "right", "bottom"),), ROOF_TEXT + 3),
         size=ROOF_TEXT,
-        required=True,
         boxed=True,
     )
     batch = ridge * DTYPES[dtype].bytes / 2
@@ -387,7 +386,6 @@ def _draw_reference(labels: _Labels, ax, hw: Hardware, machines: Sequence[tuple[
         "0.35",
         _slid(((-3, 6, "right", "bottom"), (3, 6, "left", "bottom")), 14, 6),
         size=POINT_TEXT,
-        required=True,
         rotation=90,
     )
     for name, color, corners in machines:
@@ -408,9 +406,10 @@ def _figure(reference: Hardware | None):
     return fig, ax, ref
 
 
-def _finish(fig, ax, labels: _Labels, legend: bool = True) -> None:
+def _finish(fig, ax, labels: _Labels) -> None:
+    """The legend below the axes, then every label placed."""
     handles, names = ax.get_legend_handles_labels()
-    if legend and handles:
+    if handles:
         fig.legend(handles, names, fontsize=8, loc="outside lower center", ncol=min(3, len(handles)), frameon=False)
     left_out = labels.place()
     fig.roofline_left_out = left_out  # the labels that fit nowhere (tests read it; the table carries them)
@@ -528,7 +527,6 @@ def draw_overlay(summaries: list[MachineSummary], reference: Hardware | None = N
                 color,
                 _slid(((4, 3, "left", "bottom"), (4, -3, "left", "top")), ROOF_TEXT + 3),
                 size=ROOF_TEXT,
-                required=True,
                 boxed=True,
             )
             labels.add(
@@ -538,7 +536,6 @@ def draw_overlay(summaries: list[MachineSummary], reference: Hardware | None = N
                 color,
                 _slid(((-4, 3, "right", "bottom"), (-4, -3, "right", "top")), ROOF_TEXT + 3),
                 size=ROOF_TEXT,
-                required=True,
                 boxed=True,
             )
         for regime in sorted({r for r, *_ in points[s.machine]}):
