@@ -26,7 +26,7 @@ from ..files import atomic_path
 from ..suite.offline_html import ASV_PAGE, INDEX, asv_page_in_index
 from ..suite.results import Results, Run, parse_param
 
-#: The machine comparison's page, beside this one (issue 41's generator writes it).
+#: The machine comparison's page, beside this one (written by its own generator, before this page).
 COMPARE_PAGE = "compare.html"
 #: The picture ``make bench`` writes beside the HTML.
 PICTURE = "roofline.png"
