@@ -66,6 +66,8 @@ class EngineRun:
     ceilings: Ceilings | None
     gemv: DecodeMeasurement | None
     warnings: tuple[str, ...] = ()
+    #: Formats whose step reads less than the DRAM rule (4× the LLC): partly cache-resident, no DRAM-bound case.
+    resident: tuple[str, ...] = ()
 
     @property
     def mean_kv_tokens(self) -> int:
@@ -97,8 +99,8 @@ def _checked(
         raise BadInput(f"{engine.name} runs {', '.join(engine.formats)} here; got {', '.join(off) or 'none'}")
     for what, value in (("context", context), ("steps", steps), ("rounds", rounds)):
         positive_int(what, value)
-    if warmup < 0:
-        raise BadInput(f"warm-up steps must be ≥ 0, got {warmup}")
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 1:
+        raise BadInput(f"warm-up steps must be ≥ 1 (the engine's counters are read from the first), got {warmup!r}")
     if context + warmup + steps > CONTEXT_LENGTH:
         raise BadInput(
             f"context {context} + {warmup} warm-up + {steps} timed steps is over the {CONTEXT_LENGTH} tokens the "
@@ -144,11 +146,11 @@ def measure_engine_decode(
         skipped = {(f, b): EngineSkipped(why) for f in formats for b in batches}
         return EngineRun(engine.name, "", shape, context, warmup, steps, rounds, threads, {}, skipped, None, None)
     files = {f: model_file(shape, f, seed) for f in formats}
+    resident = tuple(f for f in formats if step_bytes(shape, f) < escape_bytes())
     warnings = [
         f"{f}: a step reads {size_text(step_bytes(shape, f))}, under {POOL_LLC_MULTIPLE}× the last-level cache "
         f"({size_text(escape_bytes())}): partly cache-resident, not the DRAM-bound case"
-        for f in formats
-        if step_bytes(shape, f) < escape_bytes()
+        for f in resident
     ]
     roofs = CeilingRounds(("float32",), gemm_n=gemm_n, kinds=("read",))
     gemv = StepRounds([decode_step(shape.hidden, 1, "float32", "dram", seed)])
@@ -203,24 +205,36 @@ def measure_engine_decode(
         roofs.ceilings(),
         gemv.measurements()[0],
         tuple(warnings),
+        resident,
     )
 
 
 # ---- held to the bound, and predicted -----------------------------------------------------------
 
 
+#: The roof that bounds each format's arithmetic in llama.cpp on a CPU: F16 weights are widened to fp32 and
+#: multiplied there (ggml's F16 dot products, F16C + FMA); Q8_0 and Q4_0 multiply int8 activations by int8
+#: weights, a rate no roof of this run measures (numpy has no int8 GEMM; torch's needs VNNI or AMX). A
+#: step without an arithmetic roof is bounded by its bytes alone: the fp32 roof is no bound on int8 work.
+ARITHMETIC_ROOF = {"F16": "fp32", "Q8_0": None, "Q4_0": None}
+
+
 @dataclass(frozen=True)
 class EngineRow:
     """One measured (format, batch): wall clock and counters, the bound of the same model, the prediction.
 
-    ``fraction``: the bound's step time ÷ the wall clock's; ``counter_fraction`` the same against the
-    engine's counters. ``predicted_tokens_per_s``: the bound × the suite's batch-1 GEMV fraction, for
-    bandwidth-bound steps only (None where the bound is compute's: a GEMV's efficiency says nothing
-    of the arithmetic); ``prediction_error``: predicted ÷ measured − 1.
+    ``bound``: the step of ``roofline decode`` for the same model and format; ``bound_s`` is its per-phase
+    time where the format's arithmetic has a roof (:data:`ARITHMETIC_ROOF`), else its bytes ÷ bandwidth.
+    ``fraction``: ``bound_s`` ÷ the wall clock's step; ``counter_fraction`` the same against the engine's
+    counters. ``predicted_tokens_per_s``: the bound × the suite's batch-1 GEMV fraction, for steps the
+    bandwidth bounds (None where the arithmetic does: a GEMV's efficiency says nothing of it);
+    ``prediction_error``: predicted ÷ measured − 1.
     """
 
     measured: EngineMeasured
     bound: Step
+    bound_s: float
+    bound_kind: str
     fraction: float
     counter_fraction: float | None
     predicted_tokens_per_s: float | None
@@ -232,6 +246,10 @@ class EngineRow:
     @property
     def batch(self) -> int:
         return self.measured.batch
+
+    @property
+    def bound_tokens_per_s(self) -> float:
+        return self.batch / self.bound_s
 
     @property
     def flagged(self) -> bool:
@@ -255,10 +273,11 @@ class EngineRow:
             "tokens_per_s": m.tokens_per_s,
             "counter_step_s": m.counter_s,
             "counter_tokens_per_s": m.counter_tokens_per_s,
+            "counter_spread": None if m.counters is None else m.counters.spread,
             "counter_note": m.counter_note,
-            "bound_step_s": self.bound.step_s,
-            "bound_tokens_per_s": self.bound.tokens_per_s,
-            "bound": self.bound.bound,
+            "bound_step_s": self.bound_s,
+            "bound_tokens_per_s": self.bound_tokens_per_s,
+            "bound": self.bound_kind,
             "bound_bytes": self.bound.weight_bytes + self.bound.kv_bytes,
             "fraction": self.fraction,
             "counter_fraction": self.counter_fraction,
@@ -282,9 +301,15 @@ def hold_engine(run: EngineRun, hardware: Hardware | None = None) -> tuple[Engin
         if not isinstance(outcome, EngineMeasured) or hw is None:
             continue
         bound = step(engine_setup(run, fmt, hw), batch)
-        counter = None if outcome.counter_s is None else bound_fraction(bound.step_s, outcome.counter_s)
+        roof = ARITHMETIC_ROOF[fmt]
+        if roof is not None and roof in hw.peak_flops:
+            bound_s, kind = bound.step_s, bound.bound
+        else:
+            bound_s, kind = bound.memory_s, "bandwidth (no int8 roof)"
+        counter = None if outcome.counter_s is None else bound_fraction(bound_s, outcome.counter_s)
         predicted = None
-        if efficiency is not None and bound.bound == "bandwidth":
-            predicted = bound.tokens_per_s * efficiency
-        rows.append(EngineRow(outcome, bound, bound_fraction(bound.step_s, outcome.step_s), counter, predicted))
+        if efficiency is not None and kind.startswith("bandwidth"):
+            predicted = batch / bound_s * efficiency
+        fraction = bound_fraction(bound_s, outcome.step_s)
+        rows.append(EngineRow(outcome, bound, bound_s, kind, fraction, counter, predicted))
     return tuple(rows)

@@ -49,17 +49,22 @@ GGML_LOG_LEVEL_ERROR = 3
 class EngineMeasured:
     """One (format, batch) decoded: each timed step's wall-clock seconds, and the engine's own counters.
 
-    ``counter_s``: the engine's eval time ÷ its eval count per step (None where its counters did not
-    count the steps timed; ``counter_note`` says why). ``kv_tokens``: KV entries a timed step reads
-    on average per sequence (the prompt, the warm-up and half the timed steps).
+    ``counters``: each step's growth of the engine's eval time (None where its counters did not count
+    each step's tokens; ``counter_note`` says why). ``kv_tokens``: KV entries a timed step reads on
+    average per sequence (the prompt, the warm-up and half the timed steps).
     """
 
     format: str
     batch: int
     timing: Timing
-    counter_s: float | None
+    counters: Timing | None
     kv_tokens: float
     counter_note: str = ""
+
+    @property
+    def counter_s(self) -> float | None:
+        """The median step by the engine's counters."""
+        return None if self.counters is None else self.counters.median
 
     @property
     def step_s(self) -> float:
@@ -102,7 +107,7 @@ class EngineSession(ABC):
     the logits are finite (KernelMismatch otherwise). ``step(tokens, position)``: one
     decode step, a token per sequence at ``position``; returns the next tokens. ``rewind(position)``:
     forget every sequence's cache from ``position`` on. ``counters()``: the engine's (eval seconds,
-    tokens evaluated) since ``reset_counters()``. ``close()``: free the context and the model.
+    tokens evaluated) so far. ``close()``: free the context and the model.
     """
 
     batch: int
@@ -115,9 +120,6 @@ class EngineSession(ABC):
 
     @abstractmethod
     def rewind(self, position: int) -> None: ...
-
-    @abstractmethod
-    def reset_counters(self) -> None: ...
 
     @abstractmethod
     def counters(self) -> tuple[float, int]: ...
@@ -265,11 +267,8 @@ class LlamaCppSession(EngineSession):
         for seq in range(self.batch):
             self._lib.llama_memory_seq_rm(self.memory, seq, position, -1)
 
-    def reset_counters(self) -> None:
-        self._lib.llama_perf_context_reset(self.ctx)
-
     def counters(self) -> tuple[float, int]:
-        """llama.cpp counts a one-token decode as an eval and a larger one as prompt tokens."""
+        """llama.cpp counts a one-token decode as an eval and a larger one as prompt tokens (a count of 0 as 1)."""
         data = self._lib.llama_perf_context(self.ctx)
         if self.batch == 1:
             return data.t_eval_ms / 1e3, data.n_eval
@@ -335,34 +334,39 @@ def prompt(context: int, vocab: int, seed: int = 0) -> np.ndarray:
 
 def time_steps(
     session: EngineSession, first: int, context: int, warmup: int, steps: int
-) -> tuple[Timing, float | None, str]:
-    """One round: rewind to the prompt, ``warmup`` steps, then ``steps`` steps each timed on the wall clock.
+) -> tuple[Timing, Timing | None, str]:
+    """One round: rewind to the prompt, ``warmup`` (≥ 1) steps, then ``steps`` steps each timed twice: by the
+    wall clock around the step, and by the engine's counters read after it (their growth over the step;
+    llama.cpp reports a count of 0 as 1, so the counters are first read after a warm-up step).
 
-    Returns the timing, the engine's counter seconds per step (None, with why, where its counters did
-    not count exactly the timed tokens) and that note.
+    Returns both timings and a note: the counters' timing is None, with why, where they did not count
+    exactly the tokens of each step.
     """
     session.rewind(context)
     tokens, position = np.full(session.batch, first), context
     for _ in range(warmup):
         tokens = session.step(tokens, position)
         position += 1
-    session.reset_counters()
-    per = []
+    wall, counted, note = [], [], ""
+    before = session.counters()
     for _ in range(steps):
         t0 = time.perf_counter()
         tokens = session.step(tokens, position)
-        per.append(time.perf_counter() - t0)
+        wall.append(time.perf_counter() - t0)
         position += 1
-    seconds, counted = session.counters()
-    want = steps * session.batch if session.batch > 1 else steps
-    if counted != want:
-        return Timing(tuple(per), 1, per[0]), None, f"the engine counted {counted} tokens, {want} were timed"
-    return Timing(tuple(per), 1, per[0]), seconds / steps, ""
+        after = session.counters()
+        tokens_counted = after[1] - before[1]
+        if tokens_counted != session.batch and not note:
+            note = f"the engine counted {tokens_counted} tokens in a step of {session.batch}"
+        counted.append(after[0] - before[0])
+        before = after
+    counters = None if note or min(counted) <= 0 else Timing(tuple(counted), 1, counted[0])
+    return Timing(tuple(wall), 1, wall[0]), counters, note
 
 
-def pooled_counters(per_round: list[float | None]) -> float | None:
-    """The engine's seconds per step over every round (None if any round's counters were off)."""
-    return None if any(c is None for c in per_round) else sum(per_round) / len(per_round)
+def pooled_counters(per_round: list[Timing | None]) -> Timing | None:
+    """The counters' timings of every round as one (None if any round's counters were off)."""
+    return None if any(c is None for c in per_round) else pooled(per_round)
 
 
 __all__ = [

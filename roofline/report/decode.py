@@ -244,21 +244,27 @@ def format_engine(run: EngineRun, rows: tuple[EngineRow, ...], full_layers: int 
     lines += [
         "",
         f"{'format':<6} {'batch':>5} {'step ms':>9} {'spread':>6} {'tok/s':>9} {'counters':>9} {'bound':>9} "
-        f"{'fraction':>8} {'counters':>8} {'predicted':>9} {'error':>7}",
+        f"{'bound by':<10} {'fraction':>8} {'counters':>8} {'predicted':>9} {'error':>7}",
     ]
     for r in rows:
         me = r.measured
         error = _opt(None if r.prediction_error is None else 100 * r.prediction_error, "+.0f")
         lines.append(
             f"{me.format:<6} {me.batch:>5} {me.step_s * 1e3:>9.4g} {me.timing.spread:>6.2f} {me.tokens_per_s:>9.4g} "
-            f"{_opt(me.counter_tokens_per_s, '.4g'):>9} {r.bound.tokens_per_s:>9.4g} {r.fraction:>8.3f} "
+            f"{_opt(me.counter_tokens_per_s, '.4g'):>9} {r.bound_tokens_per_s:>9.4g} "
+            f"{r.bound_kind.replace(' (no int8 roof)', '*'):<10} {r.fraction:>8.3f} "
             f"{_opt(r.counter_fraction, '.3f'):>8} {_opt(r.predicted_tokens_per_s, '.4g'):>9} "
             f"{error + ('%' if error != '-' else ''):>7}" + ("  BEATS THE BOUND" if r.flagged else "")
         )
     lines.append(
-        "  tok/s: the wall clock's median step; counters: llama.cpp's eval time ÷ its count; bound ÷ measured for "
-        "each; predicted: bound × GEMV fraction (bandwidth-bound steps), error = predicted ÷ measured − 1"
+        "  tok/s: the wall clock's median step; counters: the median step by llama.cpp's eval time; fraction: bound ÷ "
+        "measured for each; predicted: bound × GEMV fraction (bandwidth-bound steps), error = predicted ÷ measured − 1"
     )
+    if any(r.bound_kind.endswith("(no int8 roof)") for r in rows):
+        lines.append(
+            "  bandwidth*: llama.cpp multiplies Q8_0 and Q4_0 weights as int8, a rate no roof of this run measures: "
+            "their bound is their bytes ÷ bandwidth alone (the fp32 roof above bounds no int8 work)"
+        )
     for (f, b), o in run.outcomes.items():
         if not isinstance(o, EngineMeasured):
             lines.append(f"{f:<6} {b:>5} {'skipped' if type(o).__name__ == 'EngineSkipped' else 'FAILED'}: {o.reason}")

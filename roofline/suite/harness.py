@@ -554,6 +554,7 @@ def engine_decode_grid(
         run = measure_engine_decode(lookup_engine(engine), shape, list(formats), list(batches), gemm_n=params.gemm_n())
     except BadInput as exc:  # the model cannot be written or run here (disk, memory, shape)
         return {k: {"status": "skipped", "reason": str(exc)} for k in keys}
+    _warn(run.warnings)
     grid: dict[tuple[str, int], dict[str, object]] = {}
     for key, outcome in run.outcomes.items():
         if isinstance(outcome, EngineSkipped):
@@ -563,10 +564,13 @@ def engine_decode_grid(
     for row in hold_engine(run):
         entry = {k: v for k, v in row.as_dict().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         grid[(row.format, row.batch)] = {"status": "ok", **entry}
-        if row.flagged:
-            _warn([f"{engine} {row.format} batch {row.batch} beat its bound ({row.fraction:.3g}): a bug in the bound"])
+        what = f"{engine} {row.format} batch {row.batch}"
+        if row.flagged and row.format in run.resident:
+            _warn([f"{what} beat its DRAM bound ({row.fraction:.3g}): its file is cache-sized here"])
+        elif row.flagged:
+            _warn([f"{what} beat its bound ({row.fraction:.3g}): a bug in the bound"])
         if row.measured.counter_note:
-            _warn([f"{engine} {row.format} batch {row.batch}: {row.measured.counter_note}"])
+            _warn([f"{what}: {row.measured.counter_note}"])
     return grid
 
 
