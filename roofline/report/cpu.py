@@ -628,11 +628,11 @@ def render_engine_decode(points: Sequence[EnginePoint]) -> list[str]:
         if e.tokens_per_s is None and e.bound_tokens_per_s is None:
             out.append(f"  {e.engine:<9} {e.format:<6} {e.batch:>5} skipped (asv's output says why: no engines extra?)")
             continue
-        error = None if e.prediction_error is None else 100 * e.prediction_error
+        error = "n/a" if e.prediction_error is None else f"{100 * e.prediction_error:+.0f}%"
         out.append(
             f"  {e.engine:<9} {e.format:<6} {e.batch:>5} {_fmt(e.tokens_per_s, '9.3g'):>9} "
             f"{_fmt(e.counter_tokens_per_s, '9.3g'):>9} {_fmt(e.bound_tokens_per_s, '9.3g'):>9} "
-            f"{_fmt(e.fraction, '8.2f'):>8} {_fmt(e.predicted_tokens_per_s, '9.3g'):>9} {_fmt(error, '+5.0f'):>5}%"
+            f"{_fmt(e.fraction, '8.2f'):>8} {_fmt(e.predicted_tokens_per_s, '9.3g'):>9} {error:>6}"
         )
     return out
 
