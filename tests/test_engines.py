@@ -204,7 +204,7 @@ def test_every_format_is_measured_and_held_to_its_bound(cache):
         assert r.bound.weight_bytes == pytest.approx(step_bytes(tiny(), r.format), rel=0.05)
         if r.format != "F16":  # int8 arithmetic: bounded by its bytes alone
             assert r.bound_kind == "bandwidth (no int8 roof)" and r.bound_s == r.bound.memory_s
-        if r.bound_kind.startswith("bandwidth"):
+        if r.batch == 1 and r.bound_kind.startswith("bandwidth"):
             assert r.predicted_tokens_per_s == pytest.approx(r.bound_tokens_per_s * run.gemv_fraction)
         else:
             assert r.predicted_tokens_per_s is None
@@ -260,6 +260,15 @@ def test_bad_engine_flags_are_one_line_and_exit_2(capsys, cache, argv, message):
     code, out, err = _cli(capsys, argv)
     assert code == 2 and out == ""
     assert message in one_line_error(err)
+
+
+@needs_engine
+def test_a_model_whose_file_would_not_fit_is_one_line_and_nothing_is_written(capsys, cache):
+    argv = ["decode", "--model", "llama-3-70b", "--hardware", "local", "--measure", "--engine", "llama.cpp"]
+    code, out, err = _cli(capsys, [*argv, "--dtype", "fp16"])
+    assert code == 2 and out == ""
+    assert "GiB" in one_line_error(err)
+    assert not cache.exists() or list(cache.iterdir()) == []
 
 
 def test_an_unknown_engine_is_a_usage_error(capsys):

@@ -226,9 +226,9 @@ class EngineRow:
     ``bound``: the step of ``roofline decode`` for the same model and format; ``bound_s`` is its per-phase
     time where the format's arithmetic has a roof (:data:`ARITHMETIC_ROOF`), else its bytes ÷ bandwidth.
     ``fraction``: ``bound_s`` ÷ the wall clock's step; ``counter_fraction`` the same against the engine's
-    counters. ``predicted_tokens_per_s``: the bound × the suite's batch-1 GEMV fraction, for steps the
-    bandwidth bounds (None where the arithmetic does: a GEMV's efficiency says nothing of it);
-    ``prediction_error``: predicted ÷ measured − 1.
+    counters. ``predicted_tokens_per_s``: the bound × the suite's batch-1 GEMV fraction, for the batch-1
+    steps the bandwidth bounds (None elsewhere: a batch-1 GEMV's efficiency says nothing of arithmetic
+    or of a batch's); ``prediction_error``: predicted ÷ measured − 1.
     """
 
     measured: EngineMeasured
@@ -308,7 +308,7 @@ def hold_engine(run: EngineRun, hardware: Hardware | None = None) -> tuple[Engin
             bound_s, kind = bound.memory_s, "bandwidth (no int8 roof)"
         counter = None if outcome.counter_s is None else bound_fraction(bound_s, outcome.counter_s)
         predicted = None
-        if efficiency is not None and kind.startswith("bandwidth"):
+        if efficiency is not None and batch == 1 and kind.startswith("bandwidth"):
             predicted = batch / bound_s * efficiency
         fraction = bound_fraction(bound_s, outcome.step_s)
         rows.append(EngineRow(outcome, bound, bound_s, kind, fraction, counter, predicted))

@@ -258,7 +258,7 @@ def format_engine(run: EngineRun, rows: tuple[EngineRow, ...], full_layers: int 
         )
     lines.append(
         "  tok/s: the wall clock's median step; counters: the median step by llama.cpp's eval time; fraction: bound ÷ "
-        "measured for each; predicted: bound × GEMV fraction (bandwidth-bound steps), error = predicted ÷ measured − 1"
+        "measured for each; predicted: bound × GEMV fraction (batch 1), error = predicted ÷ measured − 1"
     )
     if any(r.bound_kind.endswith("(no int8 roof)") for r in rows):
         lines.append(
