@@ -12,7 +12,7 @@ py=${1:?usage: install-test-deps.sh PATH/TO/python}
 engines_log=$(mktemp)
 if ! "$py" -m pip install -q -r requirements/engines.txt >"$engines_log" 2>&1; then
     why=$(grep -E '^ERROR|error:' "$engines_log" | tail -n 1)
-    echo "install-test-deps: llama-cpp-python could not be built (${why:-see pip's output}): the llama.cpp tests and benchmarks will skip" >&2
+    echo "install-test-deps: llama-cpp-python could not be built (${why:-see the output of pip}): the llama.cpp tests and benchmarks will skip" >&2
 fi
 rm -f "$engines_log"
 
