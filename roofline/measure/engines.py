@@ -38,8 +38,8 @@ CALL_BUDGET_S = 0.5
 MAX_CHUNK = 64
 #: Each sequence's KV stream holds a multiple of this many tokens (llama.cpp pads its cache to 256).
 KV_PAD = 256
-#: ggml's log level of errors (``enum ggml_log_level`` in ggml.h: none, info, warn, error, debug, cont).
-GGML_LOG_LEVEL_ERROR = 3
+#: ggml's log level of errors (``enum ggml_log_level`` in ggml.h: none, debug, info, warn, error, cont).
+GGML_LOG_LEVEL_ERROR = 4
 
 
 # ---- what an engine measured --------------------------------------------------------------------
@@ -162,7 +162,7 @@ class Engine(ABC):
 # ---- llama.cpp -----------------------------------------------------------------------------------
 
 _LIB: list = []  # llama_cpp, once imported and initialised
-_LOG: list[str] = []  # llama.cpp's last error lines (its log is kept off the terminal)
+_LOG: list[str] = []  # llama.cpp's first error lines of a call (its log is kept off the terminal)
 _LOG_CALLBACK: list = []  # the ctypes callback, kept alive while llama.cpp may call it
 
 
@@ -175,7 +175,7 @@ def _llama_cpp():
     def log(level: int, text: bytes, _data) -> None:
         if level == GGML_LOG_LEVEL_ERROR and text:
             _LOG.append(text.decode("utf-8", "replace").strip())
-            del _LOG[:-5]
+            del _LOG[5:]
 
     callback = llama_cpp.llama_log_callback(log)
     _LOG_CALLBACK.append(callback)
@@ -199,7 +199,8 @@ def _held(fn, *args):
 
 
 def _last_error() -> str:
-    return f": {_LOG[-1]}" if _LOG else ""
+    """llama.cpp's first error line since the log was cleared (the most specific: the later ones repeat it)."""
+    return f": {_LOG[0]}" if _LOG else ""
 
 
 class LlamaCppSession(EngineSession):
