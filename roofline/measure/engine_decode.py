@@ -115,6 +115,46 @@ def _chunk(shape: ModelShape, hw: Hardware) -> int:
     return max(1, min(MAX_CHUNK, int(CALL_BUDGET_S * hw.peak("fp32") / flops_per_token)))
 
 
+#: One round of one (format, batch): the wall clock's timing, the counters' (None if off) and a note.
+Round = tuple[Timing, Timing | None, str]
+
+
+def _time_one(
+    engine: Engine,
+    path,
+    shape: ModelShape,
+    batch: int,
+    chunk: int,
+    threads: int,
+    context: int,
+    warmup: int,
+    steps: int,
+    seed: int,
+) -> Round:
+    """A fresh session on the file: prefill, then one round of steps; closed whatever happens."""
+    session = engine.open(path, batch, context + warmup + steps, threads, chunk)
+    try:
+        first = session.prefill(prompt(context, shape.vocab, seed))
+        return time_steps(session, first, context, warmup, steps)
+    finally:
+        session.close()
+
+
+def _outcomes(
+    timings: dict[tuple[str, int], list[Round]], failed: dict[tuple[str, int], str], kv_tokens: float
+) -> dict[tuple[str, int], EngineOutcome]:
+    """Each combination's rounds pooled, or why it failed."""
+    outcomes: dict[tuple[str, int], EngineOutcome] = {}
+    for (fmt, batch), got in timings.items():
+        if (fmt, batch) in failed:
+            outcomes[(fmt, batch)] = EngineFailed(failed[(fmt, batch)])
+            continue
+        notes = "; ".join(sorted({note for _, _, note in got if note}))
+        counters = pooled_counters([c for _, c, _ in got])
+        outcomes[(fmt, batch)] = EngineMeasured(fmt, batch, pooled([t for t, _, _ in got]), counters, kv_tokens, notes)
+    return outcomes
+
+
 def measure_engine_decode(
     engine: Engine,
     shape: ModelShape,
@@ -154,43 +194,25 @@ def measure_engine_decode(
     ]
     roofs = CeilingRounds(("float32",), gemm_n=gemm_n, kinds=("read",))
     gemv = StepRounds([decode_step(shape.hidden, 1, "float32", "dram", seed)])
-    timings: dict[tuple[str, int], list[tuple[Timing, float | None, str]]] = {
-        (f, b): [] for f in formats for b in batches
-    }
+    timings: dict[tuple[str, int], list[Round]] = {(f, b): [] for f in formats for b in batches}
     failed: dict[tuple[str, int], str] = {}
-    length = context + warmup + steps
+    paths = {f: files[f].path for f in formats}
     for r in range(rounds):
         roofs.time(gemm_runs=GEMM_RUNS_PER_ROUND, round_s=1.0)
         chunk = _chunk(shape, roofs.ceilings().hardware)
         settle()
-        order = formats[r % len(formats) :] + formats[: r % len(formats)]
-        for fmt in order:
+        for fmt in formats[r % len(formats) :] + formats[: r % len(formats)]:  # the order turns each round
             for batch in batches:
-                if (fmt, batch) in failed:
-                    continue
-                try:
-                    session = engine.open(files[fmt].path, batch, length, threads, chunk)
-                except BadInput as exc:
-                    failed[(fmt, batch)] = str(exc)
-                    continue
-                try:
-                    first = session.prefill(prompt(context, shape.vocab, seed))
-                    timings[(fmt, batch)].append(time_steps(session, first, context, warmup, steps))
-                except KernelMismatch as exc:
-                    failed[(fmt, batch)] = str(exc)
-                finally:
-                    session.close()
+                if (fmt, batch) not in failed:
+                    try:
+                        timings[(fmt, batch)].append(
+                            _time_one(engine, paths[fmt], shape, batch, chunk, threads, context, warmup, steps, seed)
+                        )
+                    except (BadInput, KernelMismatch) as exc:
+                        failed[(fmt, batch)] = str(exc)
         settle()
         gemv.time()
-    outcomes: dict[tuple[str, int], EngineOutcome] = {}
-    kv = float(context + warmup + (steps + 1) / 2)
-    for key, got in timings.items():
-        if key in failed:
-            outcomes[key] = EngineFailed(failed[key])
-            continue
-        notes = sorted({note for _, _, note in got if note})
-        counter = pooled_counters([c for _, c, _ in got])
-        outcomes[key] = EngineMeasured(key[0], key[1], pooled([t for t, _, _ in got]), counter, kv, "; ".join(notes))
+    outcomes = _outcomes(timings, failed, float(context + warmup + (steps + 1) / 2))
     return EngineRun(
         engine.name,
         engine.version(),
