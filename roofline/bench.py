@@ -151,17 +151,26 @@ def install_requirements(pythons: Sequence[str], requirements: Path) -> list[str
     return problems
 
 
-def check_requirements(requirements: Path | None, same_python: bool) -> None:
+def check_requirements(requirements: Sequence[Path] | Path | None, same_python: bool) -> None:
     """BadInput in one line for a requirements file roofline bench cannot use."""
-    if requirements is None:
+    files = _requirement_files(requirements)
+    if not files:
         return
     if same_python:
         raise BadInput(
             "--asv-env-requirements installs into asv's own virtualenv; with --python-same, install into this "
             "environment instead (pip install -r FILE)"
         )
-    if not requirements.is_file():
-        raise BadInput(f"--asv-env-requirements: no file {requirements}")
+    for path in files:
+        if not path.is_file():
+            raise BadInput(f"--asv-env-requirements: no file {path}")
+
+
+def _requirement_files(requirements: Sequence[Path] | Path | None) -> list[Path]:
+    """The requirements files, each installed on its own (one that fails leaves the others installed)."""
+    if requirements is None:
+        return []
+    return [Path(requirements)] if isinstance(requirements, str | Path) else [Path(r) for r in requirements]
 
 
 def _snapshot(folder: Path) -> dict[Path, bytes]:
@@ -194,13 +203,13 @@ def run_bench(
     same_python: bool = False,
     bench: str | None = None,
     allow_busy: bool = False,
-    requirements: Path | None = None,
+    requirements: Sequence[Path] | Path | None = None,
 ) -> int:
     """Run the suite and report; returns the exit status.
 
     0; 1 if a benchmark failed; 3 if the machine was busy (unless ``allow_busy``); 130/143 if stopped.
-    ``requirements``: a pip requirements file installed into asv's environment before it runs (the
-    optional backends, e.g. torch for models.ModelDecode).
+    ``requirements``: pip requirements files installed into asv's environment before it runs, one after
+    another (the optional backends: torch for models.ModelDecode, llama.cpp for engines.LlamaCppDecode).
     """
     try:
         import asv  # noqa: F401
@@ -282,7 +291,7 @@ def _run(
     bench: str | None,
     stage: list[str],
     allow_busy: bool = False,
-    requirements: Path | None = None,
+    requirements: Sequence[Path] | Path | None = None,
 ) -> int:
     from .measure.contention import cpu_times, lost_shares
 
@@ -295,9 +304,9 @@ def _run(
             stage[0] = "asv's environment"
             version, env = asv_python(Path(tmp))
             pythons = build_asv_env(version, env)
-            if requirements is not None:
-                stage[0] = f"installing {requirements} into asv's environment"
-                for line in install_requirements(pythons, requirements):
+            for path in _requirement_files(requirements):
+                stage[0] = f"installing {path} into asv's environment"
+                for line in install_requirements(pythons, path):
                     _say(line)
             run += [f"--python={version}", f"{commit} --max-count=1"]
         run += asv_selection(bench)

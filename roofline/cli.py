@@ -336,6 +336,12 @@ def _add_decode(sub: argparse._SubParsersAction) -> None:
         f"and hold each step against the bound (context default {MEASURE_CONTEXT}; slice it with --layers)",
     )
     p.add_argument("--steps", type=positive_int, default=7, help="timed decode steps per batch with --measure")
+    p.add_argument(
+        "--engine",
+        choices=["llama.cpp"],
+        help="with --measure: decode a GGUF of the model (random weights, written here) with this engine instead, "
+        "in --dtype fp16 / --quant q8_0, q4_0 (default: all three); docs/engines.md",
+    )
     g = p.add_argument_group("model shape (with --model custom, or to change a preset)")
     for name in SETTABLE_FIELDS:
         g.add_argument(f"--{name.replace('_', '-')}", type=positive_int, metavar="N")
@@ -384,7 +390,10 @@ def _run_decode(args: argparse.Namespace) -> int:
     shape = {f: getattr(args, f) for f in (*SETTABLE_FIELDS, "tied_embeddings")}
     base = None if args.model.strip().lower() == "custom" else lookup_model(args.model)
     model = custom_model(base, **shape)
+    engine_formats = _engine_formats(args)
     flags = _decode_flags(args)
+    if args.engine is not None:
+        return _run_engine_decode(args, base, model, flags, engine_formats)
     if args.measure:
         return _run_measured_decode(args, base, model, flags)
     check_inputs(model, **flags)  # before measuring the local machine
@@ -438,6 +447,74 @@ def _run_measured_decode(args: argparse.Namespace, base, model, flags: dict[str,
     return 0
 
 
+#: Tokens each sequence prefills before the timed steps of --engine when --context is not given.
+ENGINE_CONTEXT = 32
+
+
+def _engine_formats(args: argparse.Namespace) -> list[str] | None:
+    """The GGUF formats --engine runs: the one --dtype/--quant names, or all the engine's (None without --engine)."""
+    if args.engine is None:
+        return None
+    from .measure.engines import lookup_engine
+    from .model.gguf_layout import gguf_format
+
+    engine = lookup_engine(args.engine)
+    weights = args.quant or args.dtype
+    if weights is None:
+        return list(engine.formats)
+    try:
+        fmt = gguf_format(weights)
+    except BadInput:
+        fmt = None
+    if fmt not in engine.formats:
+        raise BadInput(
+            f"{engine.name} runs --dtype fp16 and --quant q8_0, q4_0 here (GGUF F16, Q8_0, Q4_0), not {weights}"
+        )
+    args.quant, args.dtype = None, None  # each format's weights go to the bound, one at a time
+    return [fmt]
+
+
+def _run_engine_decode(args: argparse.Namespace, base, model, flags: dict[str, object], formats: list[str]) -> int:
+    """--measure --engine: the engine decodes the model's GGUF here, held to the bound of the same rounds' roofs."""
+    from .errors import BackendUnavailable
+    from .measure.engine_decode import KV_DTYPE, engine_setup, hold_engine, measure_engine_decode
+    from .measure.engines import EngineSkipped, lookup_engine
+    from .model.decode import check_inputs, estimate
+    from .model.gguf_layout import GGUF_FORMATS, check_shape
+    from .report.decode import LOCAL, engine_dict, format_engine, format_estimate
+    from .suite import params
+
+    if not args.measure:
+        raise BadInput("--engine decodes on this machine: give it with --measure")
+    if args.hardware.strip().lower() != LOCAL:
+        raise BadInput(f"--measure decodes on this machine: give --hardware {LOCAL}, not {args.hardware!r}")
+    if flags["tp"] != 1:
+        raise BadInput("--measure runs on one device: --tp must be 1")
+    if args.prompt is not None:
+        raise BadInput("--measure times decode steps after a prefilled --context; --prompt/--output do not apply")
+    if args.compute_dtype is not None:
+        raise BadInput("--engine computes as the engine does: drop --compute-dtype")
+    context = args.context or ENGINE_CONTEXT
+    for fmt in formats:
+        check_shape(model, fmt)
+        check_inputs(model, **{**flags, "dtype": GGUF_FORMATS[fmt], "kv_dtype": KV_DTYPE, "context": context})
+    engine = lookup_engine(args.engine)
+    run = measure_engine_decode(engine, model, formats, args.batch, context, steps=args.steps, gemm_n=params.gemm_n())
+    skipped = [o for o in run.outcomes.values() if isinstance(o, EngineSkipped)]
+    if skipped and run.hardware is None:
+        raise BackendUnavailable(skipped[0].reason)
+    rows = hold_engine(run)
+    estimates = [estimate(engine_setup(run, fmt, run.hardware), args.batch) for fmt in formats]
+    if args.json:
+        emit_json({"estimates": [e.as_dict() for e in estimates], "measured": engine_dict(run, rows)})
+        return 0
+    for est in estimates:
+        print("\n".join(format_estimate(est)))
+        print()
+    print("\n".join(format_engine(run, rows, base.layers if base is not None else None)))
+    return 0
+
+
 def _add_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench", help="preflight, asv run, asv publish, then the report and plot (what `make bench` runs)"
@@ -459,9 +536,11 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--asv-env-requirements",
         type=Path,
+        action="append",
         metavar="FILE",
-        help="pip-install FILE's requirements into asv's virtualenv first (make bench: torch and transformers for "
-        "models.ModelDecode); if they do not install, what needs them skips",
+        help="pip-install FILE's requirements into asv's virtualenv first, each FILE on its own (make bench: torch "
+        "and transformers for models.ModelDecode, llama.cpp for engines.LlamaCppDecode); if one does not "
+        "install, what needs it skips",
     )
 
 

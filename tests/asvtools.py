@@ -24,6 +24,7 @@ SMALL_ENV = {
     "ROOFLINE_BACKEND_N": "256",
     "ROOFLINE_BACKEND_BATCH": "1,64",
     "ROOFLINE_MODEL": "llama-3-8b:layers=1,hidden=64,heads=4,kv_heads=2,head_dim=16,intermediate=128,vocab=256",
+    "ROOFLINE_ENGINE_MODEL": "llama-3.2-1b:layers=1,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256",
     # each likwid-bench run sleeps 1 s: the referees stay on only in the session's one shared bench
     "ROOFLINE_REFEREE": "off",
 }

@@ -19,6 +19,8 @@ from ..suite.names import (
     BLAS_THREADS_USED,
     COMPUTE_PEAK,
     DECODE_CLASSES,
+    ENGINE_CLASSES,
+    ENGINE_TRACKS,
     LEVEL_BANDWIDTH,
     LEVEL_BYTES,
     MODEL_BOUND_TOKENS,
@@ -32,7 +34,7 @@ from ..suite.names import (
     REFERENCE_DRIFT,
 )
 from ..suite.results import Results, Run, read_results
-from .cpu import ModelPoint, Point, Report, Roofs, build_report
+from .cpu import EnginePoint, ModelPoint, Point, Report, Roofs, build_report
 
 
 def pick_machine(res: Results, machine: str | None) -> str:
@@ -74,6 +76,19 @@ def _model_points(run: Run) -> tuple[ModelPoint, ...]:
         for p, tokens in run.points(MODEL_TOKENS)
         if isinstance(p.get("batch"), int)
     )
+
+
+def _engine_points(run: Run) -> tuple[EnginePoint, ...]:
+    """The engine classes' (format, batch) combinations as recorded (none where the run has no such benchmark)."""
+    points = []
+    for engine, cls in ENGINE_CLASSES.items():
+        for p, _ in run.points(f"{cls}.{ENGINE_TRACKS['tokens_per_s']}"):
+            fmt, batch = p.get("format"), p.get("batch")
+            if not isinstance(fmt, str) or not isinstance(batch, int):
+                continue
+            figures = {k: run.value(f"{cls}.{t}", format=fmt, batch=batch) for k, t in ENGINE_TRACKS.items()}
+            points.append(EnginePoint(engine, fmt, batch, **figures))
+    return tuple(points)
 
 
 def _rank(level: str) -> tuple[int, str]:
@@ -176,4 +191,5 @@ def report_from_results(
         hierarchy=hierarchy_from_run(run),
         conditions=conditions_from(run, decode + cache, facts.get("num_cpu"), lost_during_run),
         model_decode=_model_points(run),
+        engine_decode=_engine_points(run),
     )

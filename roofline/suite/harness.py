@@ -533,3 +533,55 @@ def model_decode_grid(
         if row.flagged:
             _warn([f"{shape.name} batch {row.batch} {row.path} beat its bound ({row.fraction:.3g}): a bug"])
     return grid
+
+
+# ---- an engine decoding a real model file here (benchmarks/engines.py) -------------------------------
+
+
+def engine_decode_grid(
+    engine: str, formats: Sequence[str], batches: Sequence[int], shape=None
+) -> dict[tuple[str, int], dict[str, object]]:
+    """Decode ``shape`` (default: ``params.engine_model()``) with ``engine`` in each format at each batch;
+    entries as :func:`gpu_grid`'s, an ok one with tokens/s (wall clock and the engine's counters), the
+    bound's, bound ÷ measured and the prediction (bound × the suite's batch-1 GEMV fraction)."""
+    from ..errors import BadInput
+    from ..measure.engine_decode import hold_engine, measure_engine_decode
+    from ..measure.engines import EngineFailed, EngineSkipped, lookup_engine
+
+    keys = [(f, b) for f in formats for b in batches]
+    try:
+        shape = shape or params.engine_model()
+        run = measure_engine_decode(lookup_engine(engine), shape, list(formats), list(batches), gemm_n=params.gemm_n())
+    except BadInput as exc:  # the model cannot be written or run here (disk, memory, shape)
+        return {k: {"status": "skipped", "reason": str(exc)} for k in keys}
+    _warn(run.warnings)
+    grid: dict[tuple[str, int], dict[str, object]] = {}
+    for key, outcome in run.outcomes.items():
+        if isinstance(outcome, EngineSkipped):
+            grid[key] = {"status": "skipped", "reason": outcome.reason}
+        elif isinstance(outcome, EngineFailed):
+            grid[key] = {"status": "failed", "reason": outcome.reason}
+    for row in hold_engine(run):
+        entry = {k: v for k, v in row.as_dict().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        grid[(row.format, row.batch)] = {"status": "ok", **entry}
+        what = f"{engine} {row.format} batch {row.batch}"
+        if row.flagged and row.format in run.resident:
+            _warn([f"{what} beat its DRAM bound ({row.fraction:.3g}): its file is cache-sized here"])
+        elif row.flagged:
+            _warn([f"{what} beat its bound ({row.fraction:.3g}): a bug in the bound"])
+        if row.measured.counter_note:
+            _warn([f"{what}: {row.measured.counter_note}"])
+    return grid
+
+
+def engine_entry(grid: dict | str, fmt: str, batch: int) -> dict[str, object]:
+    """engines.*Decode's entry for one (format, batch); skipped when setup_cache could not measure (a reason)."""
+    return checked_entry(cached(grid).get((fmt, batch)), f"{fmt} batch {batch}")
+
+
+def entry_value(entry: dict[str, object], field: str) -> float:
+    """One figure of an ok entry; BackendUnavailable (asv: skipped) where this entry has none (a prediction
+    of a compute-bound step, counters that did not count the timed tokens)."""
+    if entry.get(field) is None:
+        raise BackendUnavailable(f"no {field.replace('_', ' ')} for this combination in this run")
+    return grid_value(entry, field)

@@ -30,6 +30,15 @@ OVERHEAD = "backends.CallOverhead.track_{}_call"
 MODEL_TOKENS = "models.ModelDecode.track_tokens_per_s"
 MODEL_LEAN_TOKENS = "models.ModelDecode.track_lean_tokens_per_s"
 MODEL_BOUND_TOKENS = "models.ModelDecode.track_bound_tokens_per_s"
+#: An engine decoding a GGUF here, params format and batch: tokens/s of the wall clock, of the engine's own
+#: counters, of the bound and of the prediction (bound × the suite's batch-1 GEMV fraction).
+ENGINE_CLASSES = {"llama.cpp": "engines.LlamaCppDecode"}
+ENGINE_TRACKS = {
+    "tokens_per_s": "track_tokens_per_s",
+    "counter_tokens_per_s": "track_counter_tokens_per_s",
+    "bound_tokens_per_s": "track_bound_tokens_per_s",
+    "predicted_tokens_per_s": "track_predicted_tokens_per_s",
+}
 #: How the machine was while the run measured (roofline.suite.run): share of CPU time that was the
 #: suite's (fraction), the reference kernel's end ÷ start time (ratio), the BLAS threads used.
 QUIETNESS = "conditions.RunConditions.track_quietness"
