@@ -292,7 +292,7 @@ def _compare_page(results: Path, html: Path, gallery: Path) -> None:
     try:
         summaries, _ = summarize(combine([read_results(f) for f in folders]))
         page = write_page(build_comparison(summaries, [str(f) for f in folders]), html)
-    except BadInput as exc:
+    except (BadInput, OSError) as exc:
         print(f"roofline: no comparison page: {exc}", file=sys.stderr)
         return
     linked = link_from_index(html)
