@@ -8,8 +8,8 @@ from a later one (tests/test_layers.py reads this table; the README points here)
     model      pure arithmetic, no clock: dtypes, hardware, roofline, catalogue, LLMs, knee, regimes, guards
     measure    allocates, runs and times: pools, numpy and torch steps, timing, ceilings, sweep, overhead
     suite      the asv side: parameters, what benchmarks call, names, preflight, machine file, results,
-               merging results, the fleet's check
-    report     answers for people: reports live, from results and of a GPU; compare, gate, plots, specs
+               merging results, the gallery, the fleet's check
+    report     answers for people: reports live, from results and of a GPU; compare and its page, gate, plots, specs
     bench, cli, __main__  the commands; the only code that prints (with suite.harness, to asv's stderr)
 """
 
