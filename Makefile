@@ -18,12 +18,18 @@ MODELS_FLAG := $(if $(MODELS_REQUIREMENTS),--asv-env-requirements $(MODELS_REQUI
 ENGINES_REQUIREMENTS ?= requirements/engines.txt
 ENGINES_FLAG := $(if $(ENGINES_REQUIREMENTS),--asv-env-requirements $(ENGINES_REQUIREMENTS))
 
+# make gallery: a full default run of this machine, filed under what it is (CPU, cores, LLC), merged into
+# examples/results beside the machines already there (docs/machines.md: add every CPU model the gallery lacks).
+GALLERY ?= examples/results
+# TRIAL=1: accept the ROOFLINE_* sizes set (trying make gallery itself on a scratch GALLERY)
+GALLERY_FLAGS := $(if $(TRIAL),--trial)
+
 # make fleet: this machine's two ReFrame partitions, merged, published, compared (docs/fleet.md);
 # FLEET_ARGS="--bench ''" runs the whole suite, "-- -S results_dir=..." passes options to ReFrame.
 FLEET_OUT ?= .fleet
 FLEET_ARGS ?=
 
-.PHONY: bench test lint clean fleet
+.PHONY: bench gallery test lint clean fleet
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +48,9 @@ $(VENV)/.fleet-installed: setup.cfg pyproject.toml | $(BIN)/python
 
 bench: $(VENV)/.bench-installed
 	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG) $(ENGINES_FLAG)
+
+gallery: $(VENV)/.bench-installed
+	$(BIN)/roofline bench --gallery $(GALLERY) $(GALLERY_FLAGS) --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG)
 
 fleet: $(VENV)/.fleet-installed
 	$(BIN)/python fleet/run.py --out $(FLEET_OUT) $(FLEET_ARGS)

@@ -10,8 +10,9 @@ from a later one (tests/test_layers.py reads this table; the README points here)
     measure    allocates, runs and times: pools, numpy and torch steps, timing, ceilings, sweep, overhead,
                levels, compute, likwid (the referee), roofs, a real model decoded
     suite      the asv side: params, harness (what benchmarks call), run, names, preflight, machine file,
-               results, merge, fleet (the ReFrame check's side), offline HTML
-    report     answers for people: cpu (the report), from_results, gpu, compare, gate, plot, page, decode, specs
+               results, merge, gallery, fleet (the ReFrame check's side), offline HTML
+    report     answers for people: cpu (the report), from_results, gpu, compare (costs, its page), gate, plot, page,
+               decode, specs
     bench, cli, __main__  the commands; the only code that prints (with suite.harness, to asv's stderr)
 """
 

@@ -204,12 +204,17 @@ def run_bench(
     bench: str | None = None,
     allow_busy: bool = False,
     requirements: Sequence[Path] | Path | None = None,
+    gallery: Path | None = None,
+    trial: bool = False,
 ) -> int:
     """Run the suite and report; returns the exit status.
 
     0; 1 if a benchmark failed; 3 if the machine was busy (unless ``allow_busy``); 130/143 if stopped.
     ``requirements``: pip requirements files installed into asv's environment before it runs, one after
     another (the optional backends: torch for models.ModelDecode, llama.cpp for engines.LlamaCppDecode).
+    ``gallery``: a full default run (any sizes with ``trial``) filed under
+    :func:`~roofline.suite.gallery.gallery_name` unless ``machine`` is given, then merged into that
+    folder. Ends with the comparison page beside asv's HTML.
     """
     try:
         import asv  # noqa: F401
@@ -221,6 +226,12 @@ def run_bench(
     with signals_raise():
         try:
             check_requirements(requirements, same_python)
+            if gallery is not None:
+                from .suite.gallery import check_default_run, this_machine
+
+                if not trial:
+                    check_default_run()
+                machine = machine or this_machine()
             for line in preflight(results):
                 print(f"roofline: {line}")
             commit = head_commit()
@@ -242,11 +253,66 @@ def run_bench(
                 )
             folder = results / machine
             before = _snapshot(folder)
-            return _run(results, html, machine, commit, same_python, bench, stage, allow_busy, requirements)
+            status = _run(
+                results, html, machine, commit, same_python, bench, stage, allow_busy, requirements,
+                gallery or DEFAULT_GALLERY,
+            )  # fmt: skip
+            if gallery is not None:
+                stage[0] = "adding the run to the gallery"
+                status = _to_gallery(results, machine, commit, gallery, status, allow_busy)
+                _compare_page(results, html, gallery)  # again, with the run merged in
+            return status
         except Interrupted as exc:
             print(f"roofline: {exc} during {stage[0]}", file=sys.stderr)
             print(f"roofline: {kept_results(folder, before)}", file=sys.stderr)
             return exc.exit_code
+
+
+#: The gallery in a checkout (examples/results): make bench's comparison page sets this machine beside it.
+DEFAULT_GALLERY = Path("examples/results")
+
+
+def _to_gallery(results: Path, machine: str, commit: str, gallery: Path, status: int, allow_busy: bool) -> int:
+    """Merge the run just made into ``gallery`` unless it failed or was busy; the exit status."""
+    from .suite.gallery import add_run
+
+    if status != 0:
+        _say(f"not added to the gallery {gallery}: the run {'was busy' if status == EXIT_BUSY else 'had failures'}")
+        return status
+    if allow_busy:
+        _say("--allow-busy: the gallery may now hold figures measured beside other work; re-record on a quiet machine")
+    try:
+        plan = add_run(results, machine, commit, gallery)
+    except BadInput as exc:
+        print(f"roofline: not added to the gallery: {exc}", file=sys.stderr)
+        return 2
+    for line in plan.warnings:
+        _say(f"warning: {line}")
+    for line in plan.summary():
+        print(f"roofline: gallery: {line}")
+    return 0
+
+
+def _compare_page(results: Path, html: Path, gallery: Path) -> None:
+    """The comparison page (compare.html) beside asv's index, linked from it: this run's machines and the
+    gallery's; a line on stderr, and no page, where they cannot be compared."""
+    from .report.compare import build_comparison, summarize
+    from .report.compare_page import link_from_index, write_page
+    from .suite.results import combine, read_results
+
+    if not (html / "index.html").is_file():
+        return
+    folders = [results] + ([gallery] if gallery.is_dir() and gallery.resolve() != results.resolve() else [])
+    try:
+        summaries, _ = summarize(combine([read_results(f) for f in folders]))
+        page = write_page(build_comparison(summaries, [str(f) for f in folders]), html)
+    except (BadInput, OSError) as exc:
+        print(f"roofline: no comparison page: {exc}", file=sys.stderr)
+        return
+    linked = link_from_index(html)
+    print(
+        f"roofline: machines compared in {page.resolve()}{', linked from asv' + chr(39) + 's index' if linked else ''}"
+    )
 
 
 def _busy_before(allow_busy: bool) -> int | None:
@@ -292,6 +358,7 @@ def _run(
     stage: list[str],
     allow_busy: bool = False,
     requirements: Sequence[Path] | Path | None = None,
+    gallery: Path = Path("examples/results"),
 ) -> int:
     from .measure.contention import cpu_times, lost_shares
 
@@ -326,6 +393,7 @@ def _run(
     headline, text = _report(results, machine, commit, html, during)
     if publish_rc == 0:
         stage[0] = "the landing page"
+        _compare_page(results, html, gallery)  # first: the landing page links it when it is there
         _landing(html, results, machine, commit, text)
     if headline and not allow_busy:
         print(

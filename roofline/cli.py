@@ -542,10 +542,21 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
         "and transformers for models.ModelDecode, llama.cpp for engines.LlamaCppDecode); if one does not "
         "install, what needs it skips",
     )
+    p.add_argument(
+        "--gallery",
+        type=Path,
+        metavar="DIR",
+        help="make gallery: a full default run filed under what the machine is (CPU, cores, LLC; --machine to "
+        "choose), merged into DIR (examples/results) when it ran clean",
+    )
+    p.add_argument("--trial", action="store_true", help="with --gallery: accept smaller sizes (ROOFLINE_N, ...)")
 
 
 def _run_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
+
+    if args.trial and args.gallery is None:
+        raise BadInput("--trial goes with --gallery")
 
     return run_bench(
         args.results,
@@ -555,6 +566,8 @@ def _run_bench(args: argparse.Namespace) -> int:
         args.bench,
         args.allow_busy,
         args.asv_env_requirements,
+        args.gallery,
+        args.trial,
     )
 
 
@@ -685,16 +698,25 @@ def threshold(text: str) -> float:
 def _add_compare(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "compare",
-        help="machines side by side from asv's results directory; --commits A B gates on regressions",
-        description="Reads RESULTS_DIR (asv's results_dir: <machine>/machine.json, <machine>/*.json, "
-        "benchmarks.json) and writes nothing there. Exit 0, 1 on a regression (--commits), 2 when nothing "
-        "can be answered.",
+        help="machines side by side from asv results folders; --commits A B gates on regressions",
+        description="Reads each RESULTS_DIR (asv's results_dir: <machine>/machine.json, <machine>/*.json, "
+        "benchmarks.json; e.g. .asv/results examples/results) and writes nothing there. Exit 0, 1 on a "
+        "regression (--commits), 2 when nothing can be answered.",
     )
-    p.add_argument("results", type=Path, metavar="RESULTS_DIR", help="asv's results directory, e.g. .asv/results")
+    p.add_argument(
+        "results", type=Path, nargs="+", metavar="RESULTS_DIR", help="asv results folders, e.g. .asv/results"
+    )
     p.add_argument("--machine", action="append", metavar="NAME", help="only this machine (repeatable)")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--commit", metavar="HASH", help="compare machines at this commit (default: each one's latest)")
     group.add_argument("--commits", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two commits: the CI gate")
+    p.add_argument("--baseline", metavar="NAME", help="a machine compared: every figure also as a ratio to its")
+    p.add_argument(
+        "--prices",
+        type=Path,
+        metavar="FILE",
+        help="a TOML table per machine with dollars_per_hour and/or watts: figures per $/hour and per watt",
+    )
     p.add_argument("--threshold", type=threshold, default=0.10, help="change that counts (default 10%%)")
     p.add_argument(
         "--env",
@@ -705,53 +727,87 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--plot", type=output_path, metavar="FILE", help="overlay every machine's roofline in one figure")
     _add_reference(p)
+    p.add_argument(
+        "--html", type=Path, metavar="DIR", help="also write the comparison page DIR/compare.html (and its picture)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
-def _run_compare(args: argparse.Namespace) -> int:
-    from .report import compare, gate
-    from .suite.results import read_results
+def _outside_results(path: Path, folders: Sequence[Path], flag: str) -> None:
+    for folder in folders:
+        if path.resolve().is_relative_to(folder.resolve()):
+            raise BadInput(f"{flag} {path}: compare never writes into the results directory {folder}")
 
-    results = read_results(args.results)
+
+def _run_gate(args: argparse.Namespace, results) -> int:
+    from .report import gate
+
+    for flag in ("plot", "html", "baseline", "prices"):
+        if getattr(args, flag) is not None:
+            raise BadInput(f"--{flag} goes with the machine comparison, not with --commits")
+    cmp = gate.compare_commits(results, *args.commits, machines=args.machine, threshold=args.threshold, envs=args.env)
+    for line in results.warnings + cmp.warnings:
+        print(f"roofline: warning: {line}", file=sys.stderr)
+    if args.json:
+        emit_json(cmp.as_dict())
+    else:
+        print(gate.format_commits(cmp))
+    return 1 if cmp.regressed else 0
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    from .report import compare
+    from .suite.results import combine, read_results
+
+    folders = [read_results(path) for path in dict.fromkeys(args.results)]
     if args.env and not args.commits:
         raise BadInput("--env goes with --commits")
-    if args.plot is not None:
-        if args.commits:
-            raise BadInput("--plot goes with the machine comparison, not with --commits")
-        if args.plot.resolve().is_relative_to(args.results.resolve()):
-            raise BadInput(f"--plot {args.plot}: compare never writes into the results directory")
     reference = _reference(args, args.plot is not None)
     if args.commits:
-        cmp = gate.compare_commits(
-            results, *args.commits, machines=args.machine, threshold=args.threshold, envs=args.env
-        )
-        for line in results.warnings + cmp.warnings:
-            print(f"roofline: warning: {line}", file=sys.stderr)
-        if args.json:
-            emit_json(cmp.as_dict())
-        else:
-            print(gate.format_commits(cmp))
-        return 1 if cmp.regressed else 0
+        if len(folders) > 1:
+            raise BadInput("--commits gates one results folder: give one RESULTS_DIR")
+        return _run_gate(args, folders[0])
+    for out, flag in ((args.plot, "--plot"), (args.html, "--html")):
+        if out is not None:
+            _outside_results(out, args.results, flag)
+    results = combine(folders)
     summaries, warnings = compare.summarize(results, machines=args.machine, commit=args.commit)
-    for line in results.warnings + warnings:
+    names = [s.machine for s in summaries]
+    costs: dict = {}
+    if args.prices is not None:
+        from .report.costs import read_costs
+
+        costs, more = read_costs(args.prices, names)
+        warnings += more
+    sources = [str(p) for p in dict.fromkeys(args.results)]
+    cmp = compare.build_comparison(summaries, sources, args.baseline, costs)
+    if args.html is not None:
+        from .report.compare_page import check_page_folder
+
+        check_page_folder(args.html)
+    warnings = [w for w in results.warnings if w not in results.version_notes] + warnings
+    for line in warnings:
         print(f"roofline: warning: {line}", file=sys.stderr)
     if args.plot is not None:
         from .report.plot import plot_overlay
 
         plot_overlay(summaries, args.plot, reference=reference)
+    page = None
+    if args.html is not None:
+        from .report.compare_page import write_page
+
+        page = write_page(cmp, args.html)
     if args.json:
-        emit_json(
-            {
-                "results": str(args.results),
-                "machines": [s.as_dict() for s in summaries],
-                "warnings": results.warnings + warnings,
-            }
-        )
-    else:
-        print(f"results: {args.results} ({len(summaries)} machine(s))")
-        print(compare.format_summaries(summaries))
-        if args.plot is not None:
-            print(f"plot: {args.plot}")
+        emit_json(cmp.as_dict(warnings))
+        return 0
+    where = ", ".join(sources)
+    base = f"; baseline {args.baseline}" if args.baseline else ""
+    print(f"results: {where} ({len(summaries)} machine(s){base})")
+    print(compare.format_table(cmp))
+    if args.plot is not None:
+        print(f"plot: {args.plot}")
+    if page is not None:
+        print(f"page: {page}")
     return 0
 
 

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any
 
+from .. import units
 from ..errors import BackendUnavailable
 from ..host import blas_threads, cpu_count, host_facts
 from ..measure import roofs as roofs_measure
@@ -542,14 +543,14 @@ def render_text(report: Report) -> str:
         out.append(line)
     x = report.crossover()
     line = f"  crossover batch ({x['dtype']} weights, {x['bytes_per_param']} bytes/param): predicted from "
-    line += f"measured ceilings {_fmt(x.get('predicted_batch'), '.0f')}, observed "
-    line += _fmt(x.get("observed_batch"), ".0f")
+    line += f"measured ceilings {units.batch(x.get('predicted_batch'))}, "
+    line += f"observed {units.batch(x.get('observed_batch'))}"
     if x.get("sweep_n"):
         line += f" (knee of a batch sweep at n={x['sweep_n']}"
         line += ")" if x.get("observed_within_sweep", True) else ", outside the sweep: extrapolated)"
     out.append(line)
     if x.get("datasheet"):
-        out.append(f"  datasheet ({x['datasheet']['hardware']}): {x['datasheet']['predicted_batch']:.0f}")
+        out.append(f"  datasheet ({x['datasheet']['hardware']}): {units.batch(x['datasheet']['predicted_batch'])}")
     for title, points in (("decode, weights from DRAM", report.decode), ("cache-resident", report.cache_resident)):
         if not points:
             continue

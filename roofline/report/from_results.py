@@ -1,7 +1,8 @@
 """The roofline report built from recorded asv results instead of a live measurement.
 
 It reads with :mod:`roofline.suite.results` (never writing to the folder) and hands the figures the
-suite recorded to :func:`roofline.report.cpu.build_report`: a report from results is the same
+suite recorded to :func:`roofline.report.cpu.build_report` (those of another suite version than the
+folder's benchmarks.json too: one run's figures are its own): a report from results is the same
 :class:`~roofline.report.cpu.Report` as a live one. Missing or failed benchmarks are n/a, not errors.
 """
 
@@ -167,6 +168,7 @@ def report_from_results(
     run = m.run(full) if full else None
     if run is None:
         raise BadInput(f"machine {name!r} in {res.path} has no readable results")
+    run = run.recorded_run()  # one run's own figures, whichever version of the suite recorded them
     bandwidth = {k: v * 1e9 for k, v in run.stream_gbps().items()}
     peaks = {p["dtype"]: v * 1e9 for p, v in run.points(PEAK_CEILING) if v and "dtype" in p}
     referee = run.value(BANDWIDTH_REFEREE, level=DRAM)
