@@ -23,6 +23,7 @@ import pytest
 from roofline.cli import main
 from roofline.report import compare_page
 from roofline.suite.gallery import add_run
+from roofline.suite.offline_html import asv_page
 from roofline.suite.results import read_results
 
 from .asv_fixtures import snapshot, two_machines
@@ -95,9 +96,11 @@ def compare_cli(bench, *args: str) -> subprocess.CompletedProcess:
 def test_make_bench_writes_the_page_beside_asvs_and_links_it(bench, tmp_path):
     html = bench["html"]
     assert "machines compared in" in bench["proc"].stdout and "linked from asv's index" in bench["proc"].stdout
-    assert compare_page.NAV_ID in (html / "index.html").read_text()
+    asv = asv_page(html)  # behind roofline's landing page, which links the comparison too
+    assert asv.name == "asv.html" and compare_page.NAV_ID in asv.read_text()
+    assert f'href="{compare_page.PAGE}"' in (html / "index.html").read_text()
     with static_server(html) as base, offline_page(base, tmp_path / "profile") as (page, errors, refused):
-        page.goto(f"{base}/index.html", wait_until="load")
+        page.goto(f"{base}/{asv.name}", wait_until="load")
         page.wait_for_selector(".benchmark-container", timeout=30_000)
         page.click(f"#{compare_page.NAV_ID} a")
         page.wait_for_selector("table", timeout=30_000)
