@@ -13,13 +13,23 @@ BUSY_FLAG := $(if $(ALLOW_BUSY),--allow-busy)
 # about a minute from a local wheel). MODELS_REQUIREMENTS= leaves them out: ModelDecode then skips.
 MODELS_REQUIREMENTS ?= requirements/models.txt
 MODELS_FLAG := $(if $(MODELS_REQUIREMENTS),--asv-env-requirements $(MODELS_REQUIREMENTS))
+# ... and llama.cpp for engines.LlamaCppDecode (built from source once, minutes; docs/engines.md).
+# ENGINES_REQUIREMENTS= leaves it out: LlamaCppDecode then skips.
+ENGINES_REQUIREMENTS ?= requirements/engines.txt
+ENGINES_FLAG := $(if $(ENGINES_REQUIREMENTS),--asv-env-requirements $(ENGINES_REQUIREMENTS))
+
+# make gallery: a full default run of this machine, filed under what it is (CPU, cores, LLC), merged into
+# examples/results beside the machines already there (docs/machines.md: add every CPU model the gallery lacks).
+GALLERY ?= examples/results
+# TRIAL=1: accept the ROOFLINE_* sizes set (trying make gallery itself on a scratch GALLERY)
+GALLERY_FLAGS := $(if $(TRIAL),--trial)
 
 # make fleet: this machine's two ReFrame partitions, merged, published, compared (docs/fleet.md);
 # FLEET_ARGS="--bench ''" runs the whole suite, "-- -S results_dir=..." passes options to ReFrame.
 FLEET_OUT ?= .fleet
 FLEET_ARGS ?=
 
-.PHONY: bench test test-fast lint clean fleet
+.PHONY: bench gallery test test-fast lint clean fleet
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +38,7 @@ $(VENV)/.bench-installed: setup.cfg pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[bench]'
 	touch $@
 
-$(VENV)/.test-installed: setup.cfg pyproject.toml tools/install-test-deps.sh requirements/models.txt | $(BIN)/python
+$(VENV)/.test-installed: setup.cfg pyproject.toml tools/install-test-deps.sh requirements/models.txt requirements/engines.txt | $(BIN)/python
 	bash tools/install-test-deps.sh $(BIN)/python
 	touch $@
 
@@ -37,7 +47,10 @@ $(VENV)/.fleet-installed: setup.cfg pyproject.toml | $(BIN)/python
 	touch $@
 
 bench: $(VENV)/.bench-installed
-	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG)
+	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG) $(ENGINES_FLAG)
+
+gallery: $(VENV)/.bench-installed
+	$(BIN)/roofline bench --gallery $(GALLERY) $(GALLERY_FLAGS) --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG)
 
 fleet: $(VENV)/.fleet-installed
 	$(BIN)/python fleet/run.py --out $(FLEET_OUT) $(FLEET_ARGS)

@@ -77,7 +77,7 @@ class Benchmark:
     """asv's settings for the suite.
 
     A generous timeout (the DRAM pools are large). The ``time_`` twins take their samples in three
-    rounds, as the run times its decode points (roofline.suite.run.ROUNDS): asv runs every twin once
+    asv rounds, as the run times its decode points in passes (roofline.suite.run.PASSES): asv runs every twin once
     per round, the rounds one after another, so a twin's samples come from three moments of the run
     and a slow minute of a shared machine moves a third of them, not the median. Each round takes 10
     to 20 samples within 10 s after a short warm-up (fewer made ``asv continuous -a rounds=2`` miss a

@@ -5,11 +5,14 @@ from a later one (tests/test_layers.py reads this table; the README points here)
 
     errors, units, host, files, interrupt  errors and input checks, numbers for people, this machine,
                                            atomic writes, stopping on a signal
-    model      pure arithmetic, no clock: dtypes, hardware, roofline, catalogue, LLMs, knee, regimes, guards
-    measure    allocates, runs and times: pools, numpy and torch steps, timing, ceilings, sweep, overhead
-    suite      the asv side: parameters, what benchmarks call, names, preflight, machine file, results,
-               merging results, the fleet's check
-    report     answers for people: reports live, from results and of a GPU; compare, gate, plots, specs
+    model      pure, no clock: dtypes, hardware, arithmetic (the roofline formula), catalogue, llm, decode,
+               knee, regimes, guards, intervals, plateaus, hierarchy, contention
+    measure    allocates, runs and times: pools, numpy and torch steps, timing, ceilings, sweep, overhead,
+               levels, compute, likwid (the referee), roofs, a real model decoded
+    suite      the asv side: params, harness (what benchmarks call), run, names, preflight, machine file,
+               results, merge, gallery, fleet (the ReFrame check's side), offline HTML
+    report     answers for people: cpu (the report), from_results, gpu, compare (costs, its page), gate, plot, page,
+               decode, specs
     bench, cli, __main__  the commands; the only code that prints (with suite.harness, to asv's stderr)
 """
 

@@ -1,7 +1,8 @@
 """`roofline bench`: the whole `make bench` after installation, as one command.
 
 preflight → asv machine file (:func:`roofline.suite.machine_file.register`) → ``asv run`` →
-``asv publish`` → the report and plot from the results just recorded. asv runs as a
+``asv publish`` → the report and plot from the results just recorded → the landing page that shows
+them (:mod:`roofline.report.page`; asv's page becomes ``asv.html``). asv runs as a
 subprocess of this interpreter (``python -m asv``); a failed benchmark makes the exit status 1
 after everything else has still been published and reported, so no result that ran is lost.
 
@@ -150,17 +151,26 @@ def install_requirements(pythons: Sequence[str], requirements: Path) -> list[str
     return problems
 
 
-def check_requirements(requirements: Path | None, same_python: bool) -> None:
+def check_requirements(requirements: Sequence[Path] | Path | None, same_python: bool) -> None:
     """BadInput in one line for a requirements file roofline bench cannot use."""
-    if requirements is None:
+    files = _requirement_files(requirements)
+    if not files:
         return
     if same_python:
         raise BadInput(
             "--asv-env-requirements installs into asv's own virtualenv; with --python-same, install into this "
             "environment instead (pip install -r FILE)"
         )
-    if not requirements.is_file():
-        raise BadInput(f"--asv-env-requirements: no file {requirements}")
+    for path in files:
+        if not path.is_file():
+            raise BadInput(f"--asv-env-requirements: no file {path}")
+
+
+def _requirement_files(requirements: Sequence[Path] | Path | None) -> list[Path]:
+    """The requirements files, each installed on its own (one that fails leaves the others installed)."""
+    if requirements is None:
+        return []
+    return [Path(requirements)] if isinstance(requirements, str | Path) else [Path(r) for r in requirements]
 
 
 def _snapshot(folder: Path) -> dict[Path, bytes]:
@@ -193,13 +203,18 @@ def run_bench(
     same_python: bool = False,
     bench: str | None = None,
     allow_busy: bool = False,
-    requirements: Path | None = None,
+    requirements: Sequence[Path] | Path | None = None,
+    gallery: Path | None = None,
+    trial: bool = False,
 ) -> int:
     """Run the suite and report; returns the exit status.
 
     0; 1 if a benchmark failed; 3 if the machine was busy (unless ``allow_busy``); 130/143 if stopped.
-    ``requirements``: a pip requirements file installed into asv's environment before it runs (the
-    optional backends, e.g. torch for models.ModelDecode).
+    ``requirements``: pip requirements files installed into asv's environment before it runs, one after
+    another (the optional backends: torch for models.ModelDecode, llama.cpp for engines.LlamaCppDecode).
+    ``gallery``: a full default run (any sizes with ``trial``) filed under
+    :func:`~roofline.suite.gallery.gallery_name` unless ``machine`` is given, then merged into that
+    folder. Ends with the comparison page beside asv's HTML.
     """
     try:
         import asv  # noqa: F401
@@ -211,6 +226,12 @@ def run_bench(
     with signals_raise():
         try:
             check_requirements(requirements, same_python)
+            if gallery is not None:
+                from .suite.gallery import check_default_run, this_machine
+
+                if not trial:
+                    check_default_run()
+                machine = machine or this_machine()
             for line in preflight(results):
                 print(f"roofline: {line}")
             commit = head_commit()
@@ -232,11 +253,66 @@ def run_bench(
                 )
             folder = results / machine
             before = _snapshot(folder)
-            return _run(results, html, machine, commit, same_python, bench, stage, allow_busy, requirements)
+            status = _run(
+                results, html, machine, commit, same_python, bench, stage, allow_busy, requirements,
+                gallery or DEFAULT_GALLERY,
+            )  # fmt: skip
+            if gallery is not None:
+                stage[0] = "adding the run to the gallery"
+                status = _to_gallery(results, machine, commit, gallery, status, allow_busy)
+                _compare_page(results, html, gallery)  # again, with the run merged in
+            return status
         except Interrupted as exc:
             print(f"roofline: {exc} during {stage[0]}", file=sys.stderr)
             print(f"roofline: {kept_results(folder, before)}", file=sys.stderr)
             return exc.exit_code
+
+
+#: The gallery in a checkout (examples/results): make bench's comparison page sets this machine beside it.
+DEFAULT_GALLERY = Path("examples/results")
+
+
+def _to_gallery(results: Path, machine: str, commit: str, gallery: Path, status: int, allow_busy: bool) -> int:
+    """Merge the run just made into ``gallery`` unless it failed or was busy; the exit status."""
+    from .suite.gallery import add_run
+
+    if status != 0:
+        _say(f"not added to the gallery {gallery}: the run {'was busy' if status == EXIT_BUSY else 'had failures'}")
+        return status
+    if allow_busy:
+        _say("--allow-busy: the gallery may now hold figures measured beside other work; re-record on a quiet machine")
+    try:
+        plan = add_run(results, machine, commit, gallery)
+    except BadInput as exc:
+        print(f"roofline: not added to the gallery: {exc}", file=sys.stderr)
+        return 2
+    for line in plan.warnings:
+        _say(f"warning: {line}")
+    for line in plan.summary():
+        print(f"roofline: gallery: {line}")
+    return 0
+
+
+def _compare_page(results: Path, html: Path, gallery: Path) -> None:
+    """The comparison page (compare.html) beside asv's index, linked from it: this run's machines and the
+    gallery's; a line on stderr, and no page, where they cannot be compared."""
+    from .report.compare import build_comparison, summarize
+    from .report.compare_page import link_from_index, write_page
+    from .suite.results import combine, read_results
+
+    if not (html / "index.html").is_file():
+        return
+    folders = [results] + ([gallery] if gallery.is_dir() and gallery.resolve() != results.resolve() else [])
+    try:
+        summaries, _ = summarize(combine([read_results(f) for f in folders]))
+        page = write_page(build_comparison(summaries, [str(f) for f in folders]), html)
+    except (BadInput, OSError) as exc:
+        print(f"roofline: no comparison page: {exc}", file=sys.stderr)
+        return
+    linked = link_from_index(html)
+    print(
+        f"roofline: machines compared in {page.resolve()}{', linked from asv' + chr(39) + 's index' if linked else ''}"
+    )
 
 
 def _busy_before(allow_busy: bool) -> int | None:
@@ -281,7 +357,8 @@ def _run(
     bench: str | None,
     stage: list[str],
     allow_busy: bool = False,
-    requirements: Path | None = None,
+    requirements: Sequence[Path] | Path | None = None,
+    gallery: Path = Path("examples/results"),
 ) -> int:
     from .measure.contention import cpu_times, lost_shares
 
@@ -294,9 +371,9 @@ def _run(
             stage[0] = "asv's environment"
             version, env = asv_python(Path(tmp))
             pythons = build_asv_env(version, env)
-            if requirements is not None:
-                stage[0] = f"installing {requirements} into asv's environment"
-                for line in install_requirements(pythons, requirements):
+            for path in _requirement_files(requirements):
+                stage[0] = f"installing {path} into asv's environment"
+                for line in install_requirements(pythons, path):
                     _say(line)
             run += [f"--python={version}", f"{commit} --max-count=1"]
         run += asv_selection(bench)
@@ -313,7 +390,11 @@ def _run(
     if asv_rc != 0:
         print("roofline: some benchmarks failed (see above); the others are recorded", file=sys.stderr)
     stage[0] = "the report"
-    headline = _report(results, machine, commit, html, during)
+    headline, text = _report(results, machine, commit, html, during)
+    if publish_rc == 0:
+        stage[0] = "the landing page"
+        _compare_page(results, html, gallery)  # first: the landing page links it when it is there
+        _landing(html, results, machine, commit, text)
     if headline and not allow_busy:
         print(
             f"roofline: {headline}; results kept, flagged (--allow-busy accepts them): exit {EXIT_BUSY}",
@@ -340,12 +421,26 @@ def _offline(html: Path) -> int:
         return 1
     for line in notes:
         print(f"roofline: HTML: {line}")
-    print(f"roofline: HTML in {(html / 'index.html').resolve()}, works offline (serve it with: roofline serve)")
     return 0
 
 
-def _report(results: Path, machine: str, commit: str, html: Path, lost_during: float | None) -> str | None:
-    """Print the report of the results just recorded; return its contention headline, if any."""
+def _landing(html: Path, results: Path, machine: str, commit: str, report_text: str | None) -> None:
+    """roofline's landing page in front of asv's: the picture, the report, links into asv's graphs."""
+    from .report.page import write_landing
+    from .suite.results import read_results
+
+    try:
+        page = write_landing(html, report_text, read_results(results), machine, commit)
+    except BadInput as exc:
+        print(f"roofline: no landing page ({exc}); asv's page is {(html / 'index.html').resolve()}", file=sys.stderr)
+        return
+    print(f"roofline: HTML in {page.resolve()}, works offline (serve it with: roofline serve)")
+
+
+def _report(
+    results: Path, machine: str, commit: str, html: Path, lost_during: float | None
+) -> tuple[str | None, str | None]:
+    """Print the report of the results just recorded; return its contention headline, if any, and its text."""
     from .report.cpu import render_text
     from .report.from_results import report_from_results
 
@@ -360,9 +455,10 @@ def _report(results: Path, machine: str, commit: str, html: Path, lost_during: f
             report = dataclasses.replace(report, facts=facts, warnings=warnings)
     except BadInput as exc:
         print(f"roofline: no report: {exc}", file=sys.stderr)
-        return None
+        return None, None
+    text = render_text(report)
     print()
-    print(render_text(report))
+    print(text)
     try:
         from .report.plot import plot_report
 
@@ -371,4 +467,4 @@ def _report(results: Path, machine: str, commit: str, html: Path, lost_during: f
         print(f"\nroofline plot: {path.resolve()}")
     except BadInput as exc:
         print(f"roofline: no plot: {exc}", file=sys.stderr)
-    return report.conditions.headline() if report.conditions is not None else None
+    return (report.conditions.headline() if report.conditions is not None else None), text

@@ -19,6 +19,7 @@ from . import __version__
 from .errors import BadInput, Interrupted, RooflineError
 
 if TYPE_CHECKING:
+    from .model.hardware import Hardware
     from .report.cpu import Report
 
 
@@ -150,6 +151,25 @@ def _add_measure_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_reference(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--reference",
+        metavar="DEVICE",
+        help="also draw a catalogue device's roofline (e.g. h100), in a panel of its own beside this machine's",
+    )
+
+
+def _reference(args: argparse.Namespace, plotting: bool) -> Hardware | None:
+    """The catalogue device ``--reference`` names (BadInput, with the closest names, if none), checked first."""
+    if args.reference is None:
+        return None
+    if not plotting:
+        raise BadInput("--reference goes with --plot: it draws a device beside this machine's roofline")
+    from .model.catalogue import lookup
+
+    return lookup(args.reference)
+
+
 def _report_from_args(args: argparse.Namespace) -> Report:
     from tqdm import tqdm
 
@@ -175,6 +195,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
     _add_measure_flags(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--plot", type=output_path, metavar="FILE", help="also draw the roofline to FILE (.png or .svg)")
+    _add_reference(p)
 
 
 def _run_report(args: argparse.Namespace) -> int:
@@ -183,13 +204,14 @@ def _run_report(args: argparse.Namespace) -> int:
 
     if args.plot is not None:
         check_plot_path(args.plot)
+    reference = _reference(args, args.plot is not None)
     report = _report_from_args(args)
     if args.json:
         emit_json(report.as_dict())
     else:
         print(render_text(report))
     if args.plot is not None:
-        plot_report([report], args.plot)
+        plot_report([report], args.plot, reference=reference)
         print(f"roofline plot: {args.plot.resolve()}", file=sys.stderr if args.json else sys.stdout)
     return _busy_status(report, args.allow_busy)
 
@@ -209,14 +231,16 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plot", help="draw this machine's roofline with its measured decode points")
     p.add_argument("-o", "--output", type=output_path, required=True, metavar="FILE", help="FILE.png or FILE.svg")
     _add_measure_flags(p)
+    _add_reference(p)
 
 
 def _run_plot(args: argparse.Namespace) -> int:
     from .report.plot import check_plot_path, plot_report
 
     check_plot_path(args.output)
+    reference = _reference(args, True)
     report = _report_from_args(args)
-    plot_report([report], args.output)
+    plot_report([report], args.output, reference=reference)
     print(f"roofline plot: {args.output.resolve()}")
     return _busy_status(report, args.allow_busy)
 
@@ -312,6 +336,12 @@ def _add_decode(sub: argparse._SubParsersAction) -> None:
         f"and hold each step against the bound (context default {MEASURE_CONTEXT}; slice it with --layers)",
     )
     p.add_argument("--steps", type=positive_int, default=7, help="timed decode steps per batch with --measure")
+    p.add_argument(
+        "--engine",
+        choices=["llama.cpp"],
+        help="with --measure: decode a GGUF of the model (random weights, written here) with this engine instead, "
+        "in --dtype fp16 / --quant q8_0, q4_0 (default: all three); docs/engines.md",
+    )
     g = p.add_argument_group("model shape (with --model custom, or to change a preset)")
     for name in SETTABLE_FIELDS:
         g.add_argument(f"--{name.replace('_', '-')}", type=positive_int, metavar="N")
@@ -360,7 +390,10 @@ def _run_decode(args: argparse.Namespace) -> int:
     shape = {f: getattr(args, f) for f in (*SETTABLE_FIELDS, "tied_embeddings")}
     base = None if args.model.strip().lower() == "custom" else lookup_model(args.model)
     model = custom_model(base, **shape)
+    engine_formats = _engine_formats(args)
     flags = _decode_flags(args)
+    if args.engine is not None:
+        return _run_engine_decode(args, base, model, flags, engine_formats)
     if args.measure:
         return _run_measured_decode(args, base, model, flags)
     check_inputs(model, **flags)  # before measuring the local machine
@@ -414,6 +447,74 @@ def _run_measured_decode(args: argparse.Namespace, base, model, flags: dict[str,
     return 0
 
 
+#: Tokens each sequence prefills before the timed steps of --engine when --context is not given.
+ENGINE_CONTEXT = 32
+
+
+def _engine_formats(args: argparse.Namespace) -> list[str] | None:
+    """The GGUF formats --engine runs: the one --dtype/--quant names, or all the engine's (None without --engine)."""
+    if args.engine is None:
+        return None
+    from .measure.engines import lookup_engine
+    from .model.gguf_layout import gguf_format
+
+    engine = lookup_engine(args.engine)
+    weights = args.quant or args.dtype
+    if weights is None:
+        return list(engine.formats)
+    try:
+        fmt = gguf_format(weights)
+    except BadInput:
+        fmt = None
+    if fmt not in engine.formats:
+        raise BadInput(
+            f"{engine.name} runs --dtype fp16 and --quant q8_0, q4_0 here (GGUF F16, Q8_0, Q4_0), not {weights}"
+        )
+    args.quant, args.dtype = None, None  # each format's weights go to the bound, one at a time
+    return [fmt]
+
+
+def _run_engine_decode(args: argparse.Namespace, base, model, flags: dict[str, object], formats: list[str]) -> int:
+    """--measure --engine: the engine decodes the model's GGUF here, held to the bound of the same rounds' roofs."""
+    from .errors import BackendUnavailable
+    from .measure.engine_decode import KV_DTYPE, engine_setup, hold_engine, measure_engine_decode
+    from .measure.engines import EngineSkipped, lookup_engine
+    from .model.decode import check_inputs, estimate
+    from .model.gguf_layout import GGUF_FORMATS, check_shape
+    from .report.decode import LOCAL, engine_dict, format_engine, format_estimate
+    from .suite import params
+
+    if not args.measure:
+        raise BadInput("--engine decodes on this machine: give it with --measure")
+    if args.hardware.strip().lower() != LOCAL:
+        raise BadInput(f"--measure decodes on this machine: give --hardware {LOCAL}, not {args.hardware!r}")
+    if flags["tp"] != 1:
+        raise BadInput("--measure runs on one device: --tp must be 1")
+    if args.prompt is not None:
+        raise BadInput("--measure times decode steps after a prefilled --context; --prompt/--output do not apply")
+    if args.compute_dtype is not None:
+        raise BadInput("--engine computes as the engine does: drop --compute-dtype")
+    context = args.context or ENGINE_CONTEXT
+    for fmt in formats:
+        check_shape(model, fmt)
+        check_inputs(model, **{**flags, "dtype": GGUF_FORMATS[fmt], "kv_dtype": KV_DTYPE, "context": context})
+    engine = lookup_engine(args.engine)
+    run = measure_engine_decode(engine, model, formats, args.batch, context, steps=args.steps, gemm_n=params.gemm_n())
+    skipped = [o for o in run.outcomes.values() if isinstance(o, EngineSkipped)]
+    if skipped and run.hardware is None:
+        raise BackendUnavailable(skipped[0].reason)
+    rows = hold_engine(run)
+    estimates = [estimate(engine_setup(run, fmt, run.hardware), args.batch) for fmt in formats]
+    if args.json:
+        emit_json({"estimates": [e.as_dict() for e in estimates], "measured": engine_dict(run, rows)})
+        return 0
+    for est in estimates:
+        print("\n".join(format_estimate(est)))
+        print()
+    print("\n".join(format_engine(run, rows, base.layers if base is not None else None)))
+    return 0
+
+
 def _add_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench", help="preflight, asv run, asv publish, then the report and plot (what `make bench` runs)"
@@ -435,14 +536,27 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--asv-env-requirements",
         type=Path,
+        action="append",
         metavar="FILE",
-        help="pip-install FILE's requirements into asv's virtualenv first (make bench: torch and transformers for "
-        "models.ModelDecode); if they do not install, what needs them skips",
+        help="pip-install FILE's requirements into asv's virtualenv first, each FILE on its own (make bench: torch "
+        "and transformers for models.ModelDecode, llama.cpp for engines.LlamaCppDecode); if one does not "
+        "install, what needs it skips",
     )
+    p.add_argument(
+        "--gallery",
+        type=Path,
+        metavar="DIR",
+        help="make gallery: a full default run filed under what the machine is (CPU, cores, LLC; --machine to "
+        "choose), merged into DIR (examples/results) when it ran clean",
+    )
+    p.add_argument("--trial", action="store_true", help="with --gallery: accept smaller sizes (ROOFLINE_N, ...)")
 
 
 def _run_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
+
+    if args.trial and args.gallery is None:
+        raise BadInput("--trial goes with --gallery")
 
     return run_bench(
         args.results,
@@ -452,6 +566,8 @@ def _run_bench(args: argparse.Namespace) -> int:
         args.bench,
         args.allow_busy,
         args.asv_env_requirements,
+        args.gallery,
+        args.trial,
     )
 
 
@@ -582,16 +698,25 @@ def threshold(text: str) -> float:
 def _add_compare(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "compare",
-        help="machines side by side from asv's results directory; --commits A B gates on regressions",
-        description="Reads RESULTS_DIR (asv's results_dir: <machine>/machine.json, <machine>/*.json, "
-        "benchmarks.json) and writes nothing there. Exit 0, 1 on a regression (--commits), 2 when nothing "
-        "can be answered.",
+        help="machines side by side from asv results folders; --commits A B gates on regressions",
+        description="Reads each RESULTS_DIR (asv's results_dir: <machine>/machine.json, <machine>/*.json, "
+        "benchmarks.json; e.g. .asv/results examples/results) and writes nothing there. Exit 0, 1 on a "
+        "regression (--commits), 2 when nothing can be answered.",
     )
-    p.add_argument("results", type=Path, metavar="RESULTS_DIR", help="asv's results directory, e.g. .asv/results")
+    p.add_argument(
+        "results", type=Path, nargs="+", metavar="RESULTS_DIR", help="asv results folders, e.g. .asv/results"
+    )
     p.add_argument("--machine", action="append", metavar="NAME", help="only this machine (repeatable)")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--commit", metavar="HASH", help="compare machines at this commit (default: each one's latest)")
     group.add_argument("--commits", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two commits: the CI gate")
+    p.add_argument("--baseline", metavar="NAME", help="a machine compared: every figure also as a ratio to its")
+    p.add_argument(
+        "--prices",
+        type=Path,
+        metavar="FILE",
+        help="a TOML table per machine with dollars_per_hour and/or watts: figures per $/hour and per watt",
+    )
     p.add_argument("--threshold", type=threshold, default=0.10, help="change that counts (default 10%%)")
     p.add_argument(
         "--env",
@@ -601,52 +726,88 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
         "once for both commits, twice for before and after",
     )
     p.add_argument("--plot", type=output_path, metavar="FILE", help="overlay every machine's roofline in one figure")
+    _add_reference(p)
+    p.add_argument(
+        "--html", type=Path, metavar="DIR", help="also write the comparison page DIR/compare.html (and its picture)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
-def _run_compare(args: argparse.Namespace) -> int:
-    from .report import compare, gate
-    from .suite.results import read_results
+def _outside_results(path: Path, folders: Sequence[Path], flag: str) -> None:
+    for folder in folders:
+        if path.resolve().is_relative_to(folder.resolve()):
+            raise BadInput(f"{flag} {path}: compare never writes into the results directory {folder}")
 
-    results = read_results(args.results)
+
+def _run_gate(args: argparse.Namespace, results) -> int:
+    from .report import gate
+
+    for flag in ("plot", "html", "baseline", "prices"):
+        if getattr(args, flag) is not None:
+            raise BadInput(f"--{flag} goes with the machine comparison, not with --commits")
+    cmp = gate.compare_commits(results, *args.commits, machines=args.machine, threshold=args.threshold, envs=args.env)
+    for line in results.warnings + cmp.warnings:
+        print(f"roofline: warning: {line}", file=sys.stderr)
+    if args.json:
+        emit_json(cmp.as_dict())
+    else:
+        print(gate.format_commits(cmp))
+    return 1 if cmp.regressed else 0
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    from .report import compare
+    from .suite.results import combine, read_results
+
+    folders = [read_results(path) for path in dict.fromkeys(args.results)]
     if args.env and not args.commits:
         raise BadInput("--env goes with --commits")
-    if args.plot is not None:
-        if args.commits:
-            raise BadInput("--plot goes with the machine comparison, not with --commits")
-        if args.plot.resolve().is_relative_to(args.results.resolve()):
-            raise BadInput(f"--plot {args.plot}: compare never writes into the results directory")
+    reference = _reference(args, args.plot is not None)
     if args.commits:
-        cmp = gate.compare_commits(
-            results, *args.commits, machines=args.machine, threshold=args.threshold, envs=args.env
-        )
-        for line in results.warnings + cmp.warnings:
-            print(f"roofline: warning: {line}", file=sys.stderr)
-        if args.json:
-            emit_json(cmp.as_dict())
-        else:
-            print(gate.format_commits(cmp))
-        return 1 if cmp.regressed else 0
+        if len(folders) > 1:
+            raise BadInput("--commits gates one results folder: give one RESULTS_DIR")
+        return _run_gate(args, folders[0])
+    for out, flag in ((args.plot, "--plot"), (args.html, "--html")):
+        if out is not None:
+            _outside_results(out, args.results, flag)
+    results = combine(folders)
     summaries, warnings = compare.summarize(results, machines=args.machine, commit=args.commit)
-    for line in results.warnings + warnings:
+    names = [s.machine for s in summaries]
+    costs: dict = {}
+    if args.prices is not None:
+        from .report.costs import read_costs
+
+        costs, more = read_costs(args.prices, names)
+        warnings += more
+    sources = [str(p) for p in dict.fromkeys(args.results)]
+    cmp = compare.build_comparison(summaries, sources, args.baseline, costs)
+    if args.html is not None:
+        from .report.compare_page import check_page_folder
+
+        check_page_folder(args.html)
+    warnings = [w for w in results.warnings if w not in results.version_notes] + warnings
+    for line in warnings:
         print(f"roofline: warning: {line}", file=sys.stderr)
     if args.plot is not None:
         from .report.plot import plot_overlay
 
-        plot_overlay(summaries, args.plot)
+        plot_overlay(summaries, args.plot, reference=reference)
+    page = None
+    if args.html is not None:
+        from .report.compare_page import write_page
+
+        page = write_page(cmp, args.html)
     if args.json:
-        emit_json(
-            {
-                "results": str(args.results),
-                "machines": [s.as_dict() for s in summaries],
-                "warnings": results.warnings + warnings,
-            }
-        )
-    else:
-        print(f"results: {args.results} ({len(summaries)} machine(s))")
-        print(compare.format_summaries(summaries))
-        if args.plot is not None:
-            print(f"plot: {args.plot}")
+        emit_json(cmp.as_dict(warnings))
+        return 0
+    where = ", ".join(sources)
+    base = f"; baseline {args.baseline}" if args.baseline else ""
+    print(f"results: {where} ({len(summaries)} machine(s){base})")
+    print(compare.format_table(cmp))
+    if args.plot is not None:
+        print(f"plot: {args.plot}")
+    if page is not None:
+        print(f"page: {page}")
     return 0
 
 

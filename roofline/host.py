@@ -205,6 +205,26 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def cpu_signature(text: str | None = None) -> dict[str, object]:
+    """The processor's vendor, family and model numbers (Linux /proc/cpuinfo, or ``text`` in its format);
+    {} where the OS does not say. A VM often hides the model name ('AMD EPYC'), never these."""
+    if text is None:
+        try:
+            text = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return {}
+    out: dict[str, object] = {}
+    for line in text.splitlines():
+        key, _, value = (part.strip() for part in line.partition(":"))
+        if key == "vendor_id" and "vendor" not in out:
+            out["vendor"] = value
+        elif key in ("cpu family", "model") and key not in out and value.isdigit():
+            out[key] = int(value)
+        elif not line.strip() and out:
+            break  # the first processor's block is enough
+    return out
+
+
 def blas_info() -> list[dict[str, object]]:
     """The BLAS libraries numpy loaded, with their thread counts (threadpoolctl)."""
     import numpy  # noqa: F401  (loads the BLAS so threadpoolctl can see it)

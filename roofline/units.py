@@ -1,5 +1,9 @@
 """Numbers and tables for people: SI prefixes, significant figures ('3.35 TB/s', 'n/a'), aligned columns,
-and which way a unit reads (time down is better, throughput up)."""
+and which way a unit reads (time down is better, throughput up).
+
+A figure printed by more than one command (the report, compare, its page) goes through one function
+here, so it reads the same everywhere: :func:`batch` for a crossover batch (10.8 → '11', 9.14 → '9.1').
+"""
 
 from __future__ import annotations
 
@@ -39,6 +43,26 @@ def sig(value: float | None, digits: int = 3, trim: bool = False) -> str:
         return f"{value:.{digits - 1}e}"
     text = f"{value:.{decimals}f}"
     return text.rstrip("0").rstrip(".") if trim and "." in text else text
+
+
+def batch(value: float | None) -> str:
+    """A batch size that is an estimate (a crossover): whole batches from 10 up, one decimal below ('9.1');
+    n/a for None. Two significant figures, never fewer whole digits (296 stays '296'): the observed
+    crossover read 1.21× max/min over eight run-like sweeps, so a third figure would be noise."""
+    return sig(value, 2)
+
+
+def interval(value: float | None, low: float | None, high: float | None) -> str:
+    """A median's interval as the larger of its two sides in percent of the value: '±4%' ('' without one)."""
+    if value is None or low is None or high is None or not value or not all(map(math.isfinite, (low, high))):
+        return ""
+    side = max(high - value, value - low, 0.0) / abs(value)
+    return f"±{sig(100 * side, 1, trim=True) if side < 0.01 else f'{100 * side:.0f}'}%"
+
+
+def ratio(value: float | None) -> str:
+    """A ratio to a baseline: '1.21×', '0.052×'; '' for None."""
+    return "" if value is None or not math.isfinite(value) else f"{sig(value, 3)}×"
 
 
 def si(value: float | None, unit: str, digits: int = 3, trim: bool = False) -> str:

@@ -42,11 +42,19 @@ def assert_agree(machine: dict, report: dict, one_timing: bool = False) -> int:
     ``one_timing``: the results come from this suite's one measurement per point, so each point's GB/s
     at its exact intensity must be its GFLOP/s too (the examples and the synthetic results predate it).
     """
-    ceilings = report["ceilings"]
+    ceilings = report.get("ceilings") or {}  # none where the run's ceilings mean something else now
+
+    def giga(value: float | None) -> float | None:
+        return None if value is None else value / 1e9
+
     pairs = [
-        ("bandwidth GB/s", machine["bandwidth"] / 1e9, ceilings["bandwidth_gbps"][ceilings["bandwidth_kernel"]]),
-        ("fp32 peak GFLOP/s", machine["peak_fp32"] / 1e9, ceilings["peak_gflops"]["float32"]),
-        ("ridge FLOP/byte", machine["ridge_flop_per_byte"], ceilings["ridge_flop_per_byte"]["float32"]),
+        (
+            "bandwidth GB/s",
+            giga(machine["bandwidth"]),
+            ceilings.get("bandwidth_gbps", {}).get(ceilings.get("bandwidth_kernel")),
+        ),
+        ("fp32 peak GFLOP/s", giga(machine["peak_fp32"]), ceilings.get("peak_gflops", {}).get("float32")),
+        ("ridge FLOP/byte", machine["ridge_flop_per_byte"], ceilings.get("ridge_flop_per_byte", {}).get("float32")),
         ("predicted crossover", machine["predicted_crossover_batch"], report["crossover"]["predicted_batch"]),
     ]
     observed = [o["value"] for o in machine["observed_crossover_batch"]]
@@ -61,15 +69,18 @@ def assert_agree(machine: dict, report: dict, one_timing: bool = False) -> int:
             pairs.append((f"{point} GFLOP/s", p["gflops"], row["gflops"]))
             if one_timing:
                 pairs.append((f"{point} GB/s x intensity", row["gbps"] * row["intensity"], row["gflops"], RECORDED))
-    wrong = [f"{what}: {a!r} against the report's {b!r}" for what, a, b, *rel in pairs if not close(a, b, *rel)]
+    shown = [(what, a, b, *rel) for what, a, b, *rel in pairs if a is not None or b is not None]
+    wrong = [f"{what}: {a!r} against the report's {b!r}" for what, a, b, *rel in shown if not close(a, b, *rel)]
     assert not wrong, "\n".join(wrong)
-    return len(pairs)
+    return len(shown)  # neither shows a figure recorded under another meaning (compare ≠, report n/a)
 
 
 def test_report_and_compare_agree_on_the_examples(capsys):
     compared = as_json(capsys, "compare", str(EXAMPLES), "--json")["machines"]
-    assert len(compared) == 1
-    assert assert_agree(compared[0], as_json(capsys, "report", "--results", str(EXAMPLES), "--json")) >= 20
+    assert compared
+    for machine in compared:  # every machine of the gallery
+        report = as_json(capsys, "report", "--results", str(EXAMPLES), "--machine", machine["machine"], "--json")
+        assert assert_agree(machine, report) >= 16
 
 
 @pytest.mark.parametrize("machine", ["alpha", "beta"])

@@ -215,12 +215,37 @@ def test_two_devices_may_not_share_an_alias(tmp_path):
 
 def test_specs_table_rows_for_h100_h200_mi300x(capsys):
     assert main(["specs", "h100", "H200", "mi300x", "--dtype", "bf16"]) == 0
-    out = capsys.readouterr().out
-    rows = {line.split()[0]: line for line in out.splitlines()[2:]}
-    # ridge = crossover at 2 B/param; 1 B/param halves it; 0.5 B/param quarters it.
-    assert re.search(r"990 TFLOP/s\s+3.35 TB/s\s+296\s+296\s+148\s+73.9$", rows["H100"])
-    assert re.search(r"989.5 TFLOP/s\s+4.8 TB/s\s+206\s+206\s+103\s+51.5$", rows["H200"])
-    assert re.search(r"1.307 PFLOP/s\s+5.3 TB/s\s+247\s+247\s+123\s+61.7$", rows["MI300X"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["device", "arithmetic", "peak", "bandwidth", "weights", "crossover", "batch"]
+    # 2 B/param is the ridge itself; 1 B/param halves it; 0.5 B/param quarters it
+    assert re.search(r"^H100 SXM\s+bf16\s+990 TFLOP/s\s+3.35 TB/s\s+bf16, 2 B\s+296$", lines[2])
+    assert re.search(r"^\s+fp8, 1 B \(weight-only\)\s+148$", lines[3])
+    assert re.search(r"^\s+int4, 0.5 B \(weight-only\)\s+73.9$", lines[4])
+    assert re.search(r"^H200\s+bf16\s+990 TFLOP/s\s+4.8 TB/s\s+bf16, 2 B\s+206$", lines[5])
+    assert re.search(r"^MI300X\s+bf16\s+1.307 PFLOP/s\s+5.3 TB/s\s+bf16, 2 B\s+247$", lines[8])
+    assert "ridge" not in "\n".join(lines)  # the ridge is the 2 B/param column: not printed twice
+
+
+def test_specs_crosses_each_arithmetic_only_with_the_weights_it_reads(capsys):
+    assert main(["specs", "h100", "--json"]) == 0
+    (dev,) = json.loads(capsys.readouterr().out)["devices"]
+    weights = {dtype: list(d["crossover_batch"]) for dtype, d in dev["dtypes"].items()}
+    assert weights == {
+        "fp64": ["fp64"],
+        "fp32": ["fp32"],
+        "tf32": ["fp32"],
+        "bf16": ["bf16", "fp8", "int4"],
+        "fp16": ["fp16", "int4"],
+        "fp8": ["fp8"],
+        "int8": ["int8"],
+    }
+
+
+def test_one_printed_figure_is_one_dense_figure_everywhere():
+    """1,979 TFLOP/s with sparsity (H100 and H200, bf16 and fp16) is 990 dense in every entry."""
+    for name in ("h100", "h200"):
+        hw = catalogue.lookup(name)
+        assert hw.peak("bf16") == hw.peak("fp16") == 990e12, name
 
 
 def test_specs_json_has_every_dtype_with_crossovers_and_sources(capsys):

@@ -50,7 +50,7 @@ def test_table_on_local_hardware(capsys, local):
     assert local == [1]
     lines = out.splitlines()
     assert lines[0] == "Llama-3-8B (8.03 B params) on fake-host, context 4096"
-    assert "131,072 B per token" in out and "200 GFLOP/s fp32, 20 GB/s, 59.6 GiB" in out  # 64e9 B of RAM
+    assert "131,072 B per token" in out and "200 GFLOP/s fp32, 20 GB/s, 64 GB" in out  # 64e9 B of RAM
     rows = [line.split() for line in lines if line.split() and line.split()[0] in {"1", "8", "64"}]
     # The fake host's ridge is 10 FLOP/byte: batch 64 does 64 · 15 GFLOP = 960 GFLOP (4.8 s) against 49 GB (2.5 s).
     assert [r[:2] for r in rows] == [["1", "bandwidth"], ["8", "bandwidth"], ["64", "compute"]]
@@ -100,7 +100,7 @@ def test_json_keys_and_values(capsys, local):
         "allreduce_latency_s",
         "allreduces_per_step",
         "memory_capacity_bytes",
-        "crossover",
+        "batching",
         "max_batch_that_fits",
         "steps",
         "requests",
@@ -116,13 +116,13 @@ def test_json_keys_and_values(capsys, local):
         "memory_reserved_bytes": 0.0,
         "source": "measured on fake-host; memory: total RAM",
     }
-    assert set(doc["crossover"]) == {
-        "batch",
+    assert set(doc["batching"]) == {
+        "crossover",
+        "saturation",
         "limited_by",
         "ceiling_tokens_per_s",
         "compute_bound_from",
         "kv_equals_weights",
-        "without_kv",
     }
     first = doc["steps"][0]
     assert set(first) == {

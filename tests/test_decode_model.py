@@ -11,8 +11,8 @@ from roofline.model.arithmetic import crossover_batch
 from roofline.model.decode import (
     INTERCONNECTS,
     DecodeSetup,
+    batching,
     compute_dtype_for,
-    crossover,
     estimate,
     lookup_interconnect,
     max_batch_that_fits,
@@ -35,24 +35,24 @@ LLAMA_8B, LLAMA_70B, MIXTRAL = PRESETS["llama-3-8b"], PRESETS["llama-3-70b"], PR
 
 def test_scaling_book_critical_batch_tpu_v5e():
     # "How to Scale Your Model": 1.97e14 / 8.2e11 ≈ 240 for bf16 weights and bf16 FLOPs.
-    without_kv = crossover(DecodeSetup(LLAMA_70B, TPU_V5E)).without_kv
-    assert without_kv == pytest.approx(240, rel=0.01)
-    assert without_kv == pytest.approx(crossover_batch(TPU_V5E, 2, "bf16"), rel=1e-4)
+    crossover = batching(DecodeSetup(LLAMA_70B, TPU_V5E)).crossover
+    assert crossover == pytest.approx(240, rel=0.01)
+    assert crossover == pytest.approx(crossover_batch(TPU_V5E, 2, "bf16"), rel=1e-4)
 
 
 def test_scaling_book_int8_weights_with_bf16_arithmetic_halve_it():
-    bf16 = crossover(DecodeSetup(LLAMA_70B, TPU_V5E)).without_kv
-    int8 = crossover(DecodeSetup(LLAMA_70B, TPU_V5E, dtype="int8")).without_kv
+    bf16 = batching(DecodeSetup(LLAMA_70B, TPU_V5E)).crossover
+    int8 = batching(DecodeSetup(LLAMA_70B, TPU_V5E, dtype="int8")).crossover
     assert int8 == pytest.approx(bf16 / 2, rel=1e-9)
     assert int8 == pytest.approx(120, rel=0.01)
     # int8 weights and int8 arithmetic (twice the FLOP/s) bring it back.
-    both = crossover(DecodeSetup(LLAMA_70B, TPU_V5E, dtype="int8", compute_dtype="int8")).without_kv
+    both = batching(DecodeSetup(LLAMA_70B, TPU_V5E, dtype="int8", compute_dtype="int8")).crossover
     assert both == pytest.approx(bf16, rel=1e-9)
 
 
 def test_scaling_book_critical_batch_h100():
     # 1e15 / 3.35e12 ≈ 298.5.
-    assert crossover(DecodeSetup(LLAMA_70B, H100_BOOK)).without_kv == pytest.approx(298.5, rel=0.005)
+    assert batching(DecodeSetup(LLAMA_70B, H100_BOOK)).crossover == pytest.approx(298.5, rel=0.005)
 
 
 def test_llama_3_70b_bf16_weights_are_two_bytes_per_parameter():
@@ -99,30 +99,30 @@ def test_step_time_by_hand():
     assert s.weight_share == pytest.approx(1360 / 1600) and s.kv_share == pytest.approx(240 / 1600)
 
 
-def test_crossover_with_kv_falls_as_context_grows_and_the_compute_turn_rises():
+def test_saturation_falls_as_context_grows_and_the_compute_turn_rises():
     knees, turns = [], []
     for context in (1, 512, 2048, 8192, 32768):
-        c = crossover(DecodeSetup(LLAMA_70B, H100, tp=2, context=context))
-        knees.append(c.batch)
+        c = batching(DecodeSetup(LLAMA_70B, H100, tp=2, context=context))
+        knees.append(c.saturation)
         turns.append(c.compute_bound_from)
-        assert c.batch <= c.without_kv
+        assert c.saturation <= c.crossover
     assert knees == sorted(knees, reverse=True) and knees[0] > 2 * knees[-1]
     assert turns[0] == pytest.approx(296, rel=0.01)
     assert turns[-1] is None  # at 32k tokens every sequence's KV read outweighs its arithmetic
 
 
 def test_knee_is_kv_balance_when_kv_limits():
-    c = crossover(DecodeSetup(LLAMA_70B, H100, tp=2, context=4096))
+    c = batching(DecodeSetup(LLAMA_70B, H100, tp=2, context=4096))
     assert c.limited_by == "kv" and c.compute_bound_from is None
-    assert c.batch == pytest.approx(c.kv_equals_weights)
+    assert c.saturation == pytest.approx(c.kv_equals_weights)
     # 139.0 GB of weights read / 1.342 GB of KV per sequence.
-    assert c.batch == pytest.approx(LLAMA_70B.params_read(1) * 2 / (327_680 * 4096), rel=1e-12)
+    assert c.saturation == pytest.approx(LLAMA_70B.params_read(1) * 2 / (327_680 * 4096), rel=1e-12)
     assert c.ceiling_tokens_per_s == pytest.approx(2 * 3.35e12 / (327_680 * 4096))
 
 
 def test_step_bound_agrees_with_compute_bound_from():
     setup = DecodeSetup(LLAMA_8B, H100, context=128)
-    turn = crossover(setup).compute_bound_from
+    turn = batching(setup).compute_bound_from
     assert turn is not None
     assert step(setup, math.floor(turn)).bound == "bandwidth"
     assert step(setup, math.ceil(turn)).bound == "compute"
@@ -137,8 +137,8 @@ def test_moe_reads_the_experts_its_batch_touches():
     assert active == pytest.approx((MIXTRAL.params_active - MIXTRAL.embedding_params) * 2 / 2)
     assert total == pytest.approx((MIXTRAL.params_total - MIXTRAL.embedding_params) * 2 / 2)
     # FLOPs follow the active experts only, so the crossover sits near E/k = 4× a dense model's.
-    c = crossover(setup)
-    assert 3.5 * 296 < c.without_kv < 4 * 296
+    c = batching(setup)
+    assert 3.5 * 296 < c.crossover < 4 * 296
 
 
 def test_int4_reads_fewer_bytes_than_int8_and_bf16():
@@ -299,18 +299,18 @@ def test_moe_bisection_reaches_the_all_experts_end():
     assert setup.weight_bytes_read(math.inf) == 93_143_441_408
     assert MIXTRAL.matmul_params_per_token == 12_748_587_008
     per_sequence = 2 * 12_748_587_008 / (1e17 / 3.35e12)
-    assert crossover(setup).without_kv == pytest.approx(93_143_441_408 / per_sequence, rel=1e-9)
+    assert batching(setup).crossover == pytest.approx(93_143_441_408 / per_sequence, rel=1e-9)
 
 
-def test_moe_crossovers_are_roots():
+def test_moe_batching_batches_are_roots():
     setup = DecodeSetup(MIXTRAL, H100, tp=2, context=1)
-    b = crossover(setup).without_kv
+    b = batching(setup).crossover
     per_sequence = 2 * MIXTRAL.matmul_params_per_token / 2 / (990e12 / 3.35e12)
     assert setup.weight_bytes_read(b) == pytest.approx(b * per_sequence, rel=1e-9)
     # At 128k tokens of context a sequence's KV (8.6 GB per device) outweighs most experts: the root is
     # in the middle of the bisection's range, where only some experts are touched.
     long = DecodeSetup(MIXTRAL, H100, tp=2, context=131_072)
-    b = crossover(long).kv_equals_weights
+    b = batching(long).kv_equals_weights
     assert long.weight_bytes_read(b) == pytest.approx(b * long.kv_bytes_per_sequence, rel=1e-9)
     assert 3 < long.experts_touched(b) < 7
 
@@ -378,8 +378,8 @@ def test_compute_dtype_rule():
 
 
 def test_fp8_weights_use_the_fp8_peak():
-    bf16 = crossover(DecodeSetup(LLAMA_8B, H100, dtype="bf16")).without_kv
-    fp8 = crossover(DecodeSetup(LLAMA_8B, H100, dtype="fp8")).without_kv
+    bf16 = batching(DecodeSetup(LLAMA_8B, H100, dtype="bf16")).crossover
+    fp8 = batching(DecodeSetup(LLAMA_8B, H100, dtype="fp8")).crossover
     assert fp8 == pytest.approx(bf16 * (1979 / 990) / 2, rel=1e-9)
 
 
@@ -527,13 +527,13 @@ def test_step_time_is_non_decreasing_in_context(setup, c1, c2, batch):
 
 @settings(max_examples=150, deadline=None)
 @given(setups(context=1), st.integers(1, 100_000), st.integers(1, 100_000))
-def test_crossover_with_kv_is_at_most_without_and_falls_with_context(setup, c1, c2):
+def test_saturation_is_at_most_the_crossover_and_falls_with_context(setup, c1, c2):
     lo, hi = sorted((c1, c2))
-    near, far = crossover(_with_context(setup, lo)), crossover(_with_context(setup, hi))
-    assert near.batch <= near.without_kv * TOL
-    assert far.batch <= near.batch * TOL
+    near, far = batching(_with_context(setup, lo)), batching(_with_context(setup, hi))
+    assert near.saturation <= near.crossover * TOL
+    assert far.saturation <= near.saturation * TOL
     if near.compute_bound_from is not None:
-        assert near.compute_bound_from >= near.batch / TOL
+        assert near.compute_bound_from >= near.saturation / TOL
     # Attention's own intensity: 4·heads·head_dim FLOPs per 2·kv_heads·head_dim·bytes KV bytes.
     m = setup.model
     attention = 2 * m.heads / (m.kv_heads * setup.bytes_per_kv)
@@ -546,7 +546,7 @@ def test_crossover_with_kv_is_at_most_without_and_falls_with_context(setup, c1, 
 @settings(max_examples=150, deadline=None)
 @given(setups())
 def test_the_turn_to_compute_bound_matches_the_step(setup):
-    turn = crossover(setup).compute_bound_from
+    turn = batching(setup).compute_bound_from
     if turn is None:
         assert step(setup, 10**7).bound == "bandwidth"
     else:
@@ -557,11 +557,11 @@ def test_the_turn_to_compute_bound_matches_the_step(setup):
 
 @settings(max_examples=150, deadline=None)
 @given(setups())
-def test_crossover_batches_are_roots(setup):
-    """Each batch the crossover names is where the weights read equal batch × a sequence's bytes."""
-    c, kv = crossover(setup), setup.kv_bytes_per_sequence
+def test_batching_batches_are_roots(setup):
+    """Each batch Batching names is where the weights read equal batch × a sequence's bytes."""
+    c, kv = batching(setup), setup.kv_bytes_per_sequence
     no_attention = 2 * setup.model.matmul_params_per_token / setup.tp / (setup.peak / setup.hardware.bandwidth)
-    for batch, per_sequence in ((c.kv_equals_weights, kv), (c.without_kv, no_attention)):
+    for batch, per_sequence in ((c.kv_equals_weights, kv), (c.crossover, no_attention)):
         assert setup.weight_bytes_read(batch) == pytest.approx(batch * per_sequence, rel=1e-9)
 
 

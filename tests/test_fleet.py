@@ -367,7 +367,7 @@ def test_merge_the_jobs_shards_plus_a_conflicting_third(local_fleet, capsys, tmp
     wrong_suite = tmp_path / "wrong-suite"
     shutil.copytree(cpu, wrong_suite)
     suite = json.loads((wrong_suite / "benchmarks.json").read_text())
-    suite["decode.DecodeDRAM.track_gflops"]["version"] = "0" * 64
+    suite["decode.DecodeDRAM.track_gflops"]["unit"] = "tokens/s"  # another quantity (another version would merge)
     (wrong_suite / "benchmarks.json").write_text(json.dumps(suite))
     state = snapshot(dest)
     assert "does not exist" in one_line_exit_2(capsys, cpu, tmp_path / "no-such-shard", dest)

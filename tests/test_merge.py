@@ -192,27 +192,64 @@ def test_a_machine_json_that_differs_is_a_conflict(tmp_path, capsys):
 
 
 def test_incompatible_suites_are_refused(tmp_path, capsys):
-    other = dict(SUITE)
+    name = "decode.DecodeDRAM.track_gflops"
+    t, u, pn, p, v = SUITE[name]
+    a = shard(tmp_path / "a", "alpha")
+    for change, what in ((("track", "tokens/s", pn, p, v), "unit"), ((t, u, ["size", "batch"], p, v), "param_names")):
+        b = shard(tmp_path / what, "beta", suite={**SUITE, name: change})
+        err = one_line_exit_2(capsys, a, b, tmp_path / "dest")
+        assert f"incompatible suites: {name} has {what}" in err and "not the same quantity" in err
+    assert not (tmp_path / "dest").exists()
+
+
+def test_other_versions_of_the_same_quantity_merge_and_the_latest_definition_is_kept(tmp_path, capsys):
     name = "decode.DecodeDRAM.track_gflops"
     t, u, pn, p, _ = SUITE[name]
-    other[name] = (t, u, pn, p, "another-version")
-    a, b = shard(tmp_path / "a", "alpha"), shard(tmp_path / "b", "beta", suite=other)
-    err = one_line_exit_2(capsys, a, b, tmp_path / "dest")
-    assert f"incompatible suites: {name} has version" in err
-    renamed = dict(SUITE)
-    renamed[name] = (t, u, ["size", "batch"], p, SUITE[name][4])
-    c = shard(tmp_path / "c", "gamma", suite=renamed)
-    assert "param_names" in one_line_exit_2(capsys, a, c, tmp_path / "dest")
-    assert not (tmp_path / "dest").exists()
+    newer = {**SUITE, name: (t, u, pn, p, "v2")}
+    old = shard(tmp_path / "old", "alpha")
+    new = tmp_path / "new"
+    write_benchmarks(new, newer)
+    write_machine(new, "beta")
+    write_run(new, "beta", B, full_values(gflops=(20.0, 90.0)), date=2_000_000_000_000, suite=newer)
+    dest = tmp_path / "dest"
+    rc, out, err = cli(capsys, new, old, dest)  # the older shard last: still the newer definition
+    assert rc == 0, err
+    assert "1 benchmark(s) recorded under several versions, the latest definition kept" in out
+    res = read_results(dest)
+    assert res.benchmarks[name].version == "v2"
+    alpha = res.machines["alpha"].run(A)
+    assert alpha.value(name, n=256, batch=1) is None  # as asv publish shows it: another version
+    assert alpha.recorded[name][(256, 1)] == 10.0 and alpha.versions[name] == SUITE[name][4]  # kept, with its version
+    assert res.machines["beta"].run(B).value(name, n=256, batch=8) == 90.0
+    assert (dest / "alpha" / "aaaaaaaa-existing-py.json").read_bytes() == (
+        old / "alpha" / "aaaaaaaa-existing-py.json"
+    ).read_bytes()
+
+
+def test_two_files_of_one_run_with_other_benchmarks_are_joined(tmp_path, capsys):
+    values = full_values()
+    decode = {k: v for k, v in values.items() if k.startswith("decode.")}
+    rest = {k: v for k, v in values.items() if not k.startswith("decode.")}
+    a, b = tmp_path / "a", tmp_path / "b"
+    for root, part in ((a, decode), (b, rest)):
+        write_benchmarks(root)
+        write_machine(root, "alpha")
+        write_run(root, "alpha", A, part)
+    write_machine(b, "alpha", os="Linux 6.2")  # another kernel: the same machine
+    rc, out, err = cli(capsys, a, b, tmp_path / "dest")
+    assert rc == 0, err
+    run = read_results(tmp_path / "dest").machines["alpha"].run(A)
+    assert set(run.values) == set(values)
+    assert run.value("ceilings.GemmPeak.track_gemm_ceiling", dtype="float32") == 300.0
+    assert run.value("decode.DecodeDRAM.track_gflops", n=256, batch=8) == 50.0
+    assert json.loads((tmp_path / "dest" / "alpha" / "machine.json").read_text())["os"] == "Linux 6.2"
 
 
 def test_update_suite_lets_the_shards_replace_dests_definition(tmp_path, capsys):
     dest = shard(tmp_path / "dest", "alpha")
-    other = dict(SUITE)
     name = "decode.DecodeDRAM.track_gflops"
     t, u, pn, p, _ = SUITE[name]
-    other[name] = (t, u, pn, p, "v2")
-    b = shard(tmp_path / "b", "beta", suite=other)
+    b = shard(tmp_path / "b", "beta", suite={**SUITE, name: (t, "tokens/s", pn, p, "v2")})
     assert "--update-suite" in one_line_exit_2(capsys, b, dest)
     rc, out, _ = cli(capsys, b, dest, "--update-suite")
     assert rc == 0 and f"definitions taken from the sources for {name}" in out

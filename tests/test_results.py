@@ -7,7 +7,8 @@ import json
 import pytest
 
 from roofline.errors import BadInput
-from roofline.suite.results import parse_param, read_results
+from roofline.suite.names import RETIRED_MEANINGS
+from roofline.suite.results import combine, meaning, parse_param, read_results
 
 from .asv_fixtures import full_values, snapshot, two_machines, write_benchmarks, write_machine, write_run
 
@@ -95,6 +96,37 @@ def test_results_from_an_older_suite_version_read_as_none(tmp_path):
     assert run.value("decode.DecodeDRAM.track_gflops", n=256, batch=8) is None
     assert run.value("decode.DecodeDRAM.track_bandwidth", n=256, batch=8) == 12.0
     assert any("another suite version" in w and "track_gflops" in w for w in res.warnings)
+    assert res.version_notes and res.version_notes[0] in res.warnings
+    # kept with the version that recorded it, for compare and for the run's own report
+    assert run.recorded["decode.DecodeDRAM.track_gflops"][(256, 8)] == 50.0
+    assert run.versions["decode.DecodeDRAM.track_gflops"] == "old-version"
+    assert run.recorded_run().value("decode.DecodeDRAM.track_gflops", n=256, batch=8) == 50.0
+
+
+def test_a_run_s_own_figures_leave_out_a_version_whose_meaning_changed(tmp_path):
+    name = "ceilings.GemmPeak.track_gemm_ceiling"
+    retired = next(iter(RETIRED_MEANINGS[name])) + "0" * 48
+    write_benchmarks(tmp_path)
+    write_machine(tmp_path, "alpha")
+    write_run(tmp_path, "alpha", A, full_values(), versions={name: retired})
+    run = read_results(tmp_path).machines["alpha"].run(A)
+    assert meaning(name, retired) == RETIRED_MEANINGS[name][retired[:16]] and meaning(name, "v-peak") is None
+    assert run.recorded[name][("float32",)] == 300.0
+    assert run.recorded_run().value(name, dtype="float32") is None  # best pass beside medians: not the same figure
+
+
+def test_combine_joins_folders_and_refuses_conflicts(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for root in (a, b):
+        write_benchmarks(root)
+        write_machine(root, "alpha")
+        write_run(root, "alpha", A, full_values(), date=1)
+    write_run(b, "alpha", B, full_values(gflops=(1.0, 2.0)), date=2)
+    both = combine([read_results(a), read_results(b)])
+    assert both.paths == [a, b] and set(both.machines["alpha"].runs) == {A, B}
+    write_run(b, "alpha", A, full_values(gflops=(1.0, 2.0)), date=1)
+    with pytest.raises(BadInput, match="the same machine, commit and benchmark with different values"):
+        combine([read_results(a), read_results(b)])
 
 
 def test_old_result_format_and_bad_machine_json(tmp_path):

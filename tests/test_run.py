@@ -303,7 +303,7 @@ def test_a_ceiling_that_fails_in_a_later_round_reports_no_figure(monkeypatch):
     monkeypatch.setattr(run, "CeilingRounds", Rounds)
     state = {"warnings": []}
     ceilings = run._Ceilings(None)
-    for _ in range(run.ROUNDS):
+    for _ in range(run.PASSES):
         ceilings.time()
     ceilings.record(state)
     assert state["ceilings_failed"] == "the add kernel computed wrong values" and "bandwidth_gbps" not in state
@@ -415,16 +415,16 @@ def test_the_backend_grid_times_fresh_builds_in_every_round_and_a_later_failure_
     grid = harness.backend_grid(GRID)
     ok = {k: p for k, p in grid.items() if p.status == "ok"}
     assert sorted(ok) == [("numpy", "fp32", 256, 1), ("torch-cpu", "fp32", 256, 1)]
-    assert all(p.measurement.samples == 7 * run.ROUNDS for p in ok.values())  # every round's samples
+    assert all(p.measurement.samples == 7 * run.PASSES for p in ok.values())  # every round's samples
     assert grid["torch-cpu", "bf16", 256, 1].status == "failed" and grid["numpy", "bf16", 256, 1].status == "skipped"
     assert grid["numpy", "fp32", 2048, 1].status == "skipped"  # not chosen
     # each round builds every step afresh, the backends one after another, never timed together
-    assert builds.count(("numpy", "fp32")) == builds.count(("torch-cpu", "fp32")) == run.ROUNDS
+    assert builds.count(("numpy", "fp32")) == builds.count(("torch-cpu", "fp32")) == run.PASSES
     # each backend's round starts once the builds' checks and the last round's BLAS workers stop spinning
-    assert timed[::2] == ["settle"] * 2 * run.ROUNDS
+    assert timed[::2] == ["settle"] * 2 * run.PASSES
     timed = timed[1::2]
-    assert len(timed) == 2 * run.ROUNDS and all(len({b for _, b in fns}) == 1 for fns in timed)
-    assert [len(fns) for fns in timed] == [1, 2] * (run.ROUNDS - 1) + [1, 1]
+    assert len(timed) == 2 * run.PASSES and all(len({b for _, b in fns}) == 1 for fns in timed)
+    assert [len(fns) for fns in timed] == [1, 2] * (run.PASSES - 1) + [1, 1]
 
 
 WHY = {"built": "the sweep's GEMV is wrong", "timed": "the clock went backwards", "fitted": "no knee in these times"}
@@ -449,11 +449,11 @@ def test_a_sweep_that_cannot_be_built_timed_or_fitted_keeps_its_reason(monkeypat
 
     monkeypatch.setattr(run, "SweepRounds", Sweeping)
     sweeping, state = run._Sweep(256), {"warnings": []}
-    for _ in range(run.ROUNDS):
+    for _ in range(run.PASSES):
         sweeping.time()
     sweeping.record(state)
-    assert state == {"warnings": [], "crossover_failed": WHY[where]} and sweeping.rounds is None
-    assert Sweeping.rounds == {"built": 0, "timed": 2, "fitted": run.ROUNDS}[where]  # no round after a failed one
+    assert state == {"warnings": [], "crossover_failed": WHY[where]} and sweeping.timer is None
+    assert Sweeping.rounds == {"built": 0, "timed": 2, "fitted": run.PASSES}[where]  # no round after a failed one
 
 
 def test_an_absent_backend_skips_an_optional_part_and_stops_the_run_otherwise():
@@ -465,7 +465,7 @@ def test_an_absent_backend_skips_an_optional_part_and_stops_the_run_otherwise():
         raise BackendUnavailable("numba is not installed")
 
     part = run._Part(absent, optional=True)
-    assert (part.rounds, part.skipped, part.failed) == (None, "numba is not installed", "")
+    assert (part.timer, part.skipped, part.failed) == (None, "numba is not installed", "")
     part._time()  # nothing to time: no round, no error
     with pytest.raises(BackendUnavailable, match="numba"):
         run._Part(absent)
@@ -505,14 +505,14 @@ def test_a_level_sweep_that_cannot_run_keeps_its_reason_and_ends_its_threads(mon
 
     monkeypatch.setattr(run, "LevelRounds", Levels)
     levels, state = run._Levels(), {"warnings": []}
-    for _ in range(run.ROUNDS):
+    for _ in range(run.PASSES):
         levels.time()
     levels.record(state)
     levels.close()
     skipped = LEVEL_WHY[where] if where == "unavailable" else ""
     failed = "" if where == "unavailable" else LEVEL_WHY[where]
     assert state == {"warnings": [], "levels_failed": failed, "levels_skipped": skipped}
-    per_round = f"timed {-(-run.LEVEL_ROUNDS // run.ROUNDS)}"
+    per_round = f"timed {-(-run.LEVEL_ROUNDS // run.PASSES)}"
     assert events == ([] if where != "timed" else ["made ('load',)", per_round, per_round, "closed"])
 
 
@@ -607,7 +607,7 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
 
     with pytest.raises(BadInput, match="stop here"):
         run._measure({}, {}, 256, None, (1 << 20, "test"), Watch())
-    runs, gemm_runs = ceilings.BANDWIDTH_RUNS // run.ROUNDS, ceilings.GEMM_RUNS // run.ROUNDS
+    runs, gemm_runs = ceilings.BANDWIDTH_RUNS // run.PASSES, ceilings.GEMM_RUNS // run.PASSES
     per = f"ceilings {runs}+{gemm_runs} {ceilings.STREAM_ROUND_S}s"
     made = [
         "start",
@@ -626,7 +626,7 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
     turns += ["settle", "referee ['LLC']"]
     pooled = ["plateaus", "levels closed", "knee", "compute pooled", "referee pooled", "pooled"]
     assert events == made + turns * 3 + pooled
-    assert run.ROUNDS == 3 and ceilings.BANDWIDTH_RUNS // 3 * 3 == 15 and ceilings.GEMM_RUNS // 3 * 3 == 6
+    assert run.PASSES == 3 and ceilings.BANDWIDTH_RUNS // 3 * 3 == 15 and ceilings.GEMM_RUNS // 3 * 3 == 6
 
 
 def test_asv_times_the_twins_in_as_many_rounds_as_the_run_times_its_points():
@@ -635,7 +635,7 @@ def test_asv_times_the_twins_in_as_many_rounds_as_the_run_times_its_points():
     from benchmarks import backends, common, decode
 
     for cls in (decode.DecodeDRAM, decode.DecodeCacheResident, backends.BackendDecode):
-        assert issubclass(cls, common.Benchmark) and cls.rounds == run.ROUNDS
+        assert issubclass(cls, common.Benchmark) and cls.rounds == run.PASSES
 
 
 def test_the_run_referees_its_roofs_or_says_why_not(measured):
@@ -711,7 +711,7 @@ def test_a_referee_that_cannot_run_keeps_why_and_a_later_failure_is_warned_of(mo
 
     monkeypatch.setattr(run, "RefereeRounds", Referee)
     referee, state = run._Referee(), {"warnings": []}
-    for _ in range(run.ROUNDS):
+    for _ in range(run.PASSES):
         for roofs in (referee.dram, referee.peaks, referee.caches):
             referee.turn(roofs)()
     referee.record(state)

@@ -155,9 +155,8 @@ class ComputeRounds:
     """The torch dtypes' roofs timed at several moments of a run (one :meth:`time` per moment, other work
     between) and pooled, as the run's other ceilings are; built once (operands written, each GEMM
     validated). A dtype that cannot run here keeps its reason (:attr:`skipped`); KernelMismatch if wrong.
-
-    Measured at one moment (six GEMMs) in a setup_cache of its own, int8 moved 1.41-1.77 over eight
-    alternated iterations on a 2-core VM; in three rounds of 0.5 s, 1.08-1.15.
+    In three rounds of 0.5 s a 2-core VM's int8 roof moved max/min 1.08-1.15 over eight runs
+    (docs/measured/method.md has the one-moment figures it replaced).
     """
 
     def __init__(self, dtypes: Sequence[str] = TORCH_DTYPES, n: int | None = None, require_native: bool = True):

@@ -573,33 +573,35 @@ def request(setup: DecodeSetup, batch: int, prompt: int, output: int) -> Request
 
 
 @dataclass(frozen=True)
-class Crossover:
-    """Batches that mark the turn from memory-bound to compute- (or KV-) limited decoding.
+class Batching:
+    """The batches that mark where batching a decode step stops paying, one name each.
 
-    ``batch``: where weight amortization meets the throughput ceiling, min(peak/FLOPs, bandwidth/KV)
-    tokens/s: the classic crossover when there is no KV cache, and smaller as context grows.
+    ``crossover``: the crossover batch as everywhere in roofline, weights only (no KV cache, no
+    attention): peak / bandwidth × bytes per weight / 2, 296 for an H100 in bf16.
+    ``saturation``: where weight amortization meets the throughput ceiling min(peak / FLOPs,
+    bandwidth / KV bytes) tokens/s with the KV cache included; the crossover when there is no KV cache,
+    smaller as context grows (28 for Llama-3-8B on an H100 at context 4096).
     ``compute_bound_from``: where the step itself turns compute-bound (None: never at this context,
     because each sequence's KV read outweighs its arithmetic); it grows with context wherever
     attention alone, at 2·heads / (kv_heads · KV bytes) FLOP/byte, is below the ridge (any GPU or TPU).
-    ``kv_equals_weights``: where the KV bytes read equal the weight bytes.
-    ``without_kv``: ``batch`` with no KV cache and no attention, the weights-only figure.
+    ``kv_equals_weights``: the KV-versus-weights balance, where the KV bytes read equal the weight bytes.
     """
 
-    batch: float
+    crossover: float
+    saturation: float
     limited_by: Literal["compute", "kv"]
     ceiling_tokens_per_s: float
     compute_bound_from: float | None
     kv_equals_weights: float
-    without_kv: float
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "batch": self.batch,
+            "crossover": self.crossover,
+            "saturation": self.saturation,
             "limited_by": self.limited_by,
             "ceiling_tokens_per_s": self.ceiling_tokens_per_s,
             "compute_bound_from": self.compute_bound_from,
             "kv_equals_weights": self.kv_equals_weights,
-            "without_kv": self.without_kv,
         }
 
 
@@ -624,8 +626,8 @@ def _batch_where_weights_equal(setup: DecodeSetup, per_sequence: float) -> float
     return (lo + hi) / 2
 
 
-def crossover(setup: DecodeSetup) -> Crossover:
-    """The crossover batch with the KV cache included (all-reduce time left out)."""
+def batching(setup: DecodeSetup) -> Batching:
+    """The crossover, the saturation batch with the KV cache, and the other turns (all-reduce time left out)."""
     ridge = ridge_point(setup.hardware, setup.compute)  # FLOP per byte
     hw = setup.hardware
     flops_bytes = setup.flops_per_sequence / ridge  # a sequence's FLOPs, in bytes at the ridge
@@ -633,13 +635,13 @@ def crossover(setup: DecodeSetup) -> Crossover:
     limited_by: Literal["compute", "kv"] = "compute" if flops_bytes >= kv else "kv"
     excess = flops_bytes - kv
     no_attention = 2 * setup.model.matmul_params_per_token / setup.tp / ridge
-    return Crossover(
-        batch=_batch_where_weights_equal(setup, max(flops_bytes, kv)),
+    return Batching(
+        crossover=_batch_where_weights_equal(setup, no_attention),
+        saturation=_batch_where_weights_equal(setup, max(flops_bytes, kv)),
         limited_by=limited_by,
         ceiling_tokens_per_s=hw.bandwidth / max(flops_bytes, kv),
         compute_bound_from=_batch_where_weights_equal(setup, excess) if excess > 0 else None,
         kv_equals_weights=_batch_where_weights_equal(setup, kv),
-        without_kv=_batch_where_weights_equal(setup, no_attention),
     )
 
 
@@ -705,11 +707,11 @@ def require_fits(setup: DecodeSetup, batches: list[int]) -> None:
 
 @dataclass(frozen=True)
 class DecodeEstimate:
-    """Steps for several batches, the crossover, the largest batch that fits, and requests if asked for."""
+    """Steps for several batches, where batching stops paying, the largest batch that fits, requests if asked."""
 
     setup: DecodeSetup
     steps: tuple[Step, ...]
-    crossover: Crossover
+    batching: Batching
     max_batch: int | None
     requests: tuple[Request, ...] = ()
 
@@ -739,7 +741,7 @@ class DecodeEstimate:
             "allreduce_latency_s": s.allreduce_latency,
             "allreduces_per_step": s.allreduces,
             "memory_capacity_bytes": s.memory_capacity,
-            "crossover": self.crossover.as_dict(),
+            "batching": self.batching.as_dict(),
             "max_batch_that_fits": self.max_batch,
             "steps": [st.as_dict() for st in self.steps],
             "requests": [r.as_dict() for r in self.requests],
@@ -761,7 +763,7 @@ def estimate(
     return DecodeEstimate(
         setup=setup,
         steps=tuple(step(setup, b) for b in batches),
-        crossover=crossover(setup),
+        batching=batching(setup),
         max_batch=max_batch_that_fits(setup),
         requests=() if prompt is None else tuple(request(setup, b, prompt, output) for b in batches),
     )
@@ -788,7 +790,7 @@ __all__ = [
     "BOUND_SLACK",
     "beats_bound",
     "bound_fraction",
-    "Crossover",
+    "Batching",
     "DecodeEstimate",
     "DecodeSetup",
     "INTERCONNECTS",
@@ -802,7 +804,7 @@ __all__ = [
     "phases",
     "request",
     "compute_dtype_for",
-    "crossover",
+    "batching",
     "estimate",
     "max_batch_that_fits",
     "require_fits",

@@ -66,6 +66,6 @@ H100 = Hardware(
     name="H100 SXM",
     peak_flops={"bf16": 990e12},
     bandwidth=3.35e12,
-    source="NVIDIA H100 Tensor Core GPU datasheet (SXM5): 989.5 TFLOP/s bf16 dense, 3.35 TB/s HBM3",
+    source="NVIDIA H100 Tensor Core GPU datasheet (SXM5): 1,979 TFLOP/s bf16 with sparsity, 990 dense; 3.35 TB/s HBM3",
     memory_bytes=80e9,
 )

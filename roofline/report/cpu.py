@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any
 
+from .. import units
 from ..errors import BackendUnavailable
 from ..host import blas_threads, cpu_count, host_facts
 from ..measure import roofs as roofs_measure
@@ -136,6 +137,47 @@ class ModelPoint:
         }
 
 
+@dataclass(frozen=True)
+class EnginePoint:
+    """An engine's decode of a GGUF at one (format, batch) (asv's engines classes), in tokens/s; None where the
+    run recorded nothing. ``counter_tokens_per_s`` is the engine's own eval counters' figure."""
+
+    engine: str
+    format: str
+    batch: int
+    tokens_per_s: float | None
+    counter_tokens_per_s: float | None
+    bound_tokens_per_s: float | None
+    predicted_tokens_per_s: float | None
+
+    @property
+    def fraction(self) -> float | None:
+        """The bound's time per step ÷ the measured one (each a batch ÷ its tokens/s)."""
+        if not self.tokens_per_s or not self.bound_tokens_per_s:
+            return None
+        return bound_fraction(1.0 / self.bound_tokens_per_s, 1.0 / self.tokens_per_s)
+
+    @property
+    def prediction_error(self) -> float | None:
+        """Predicted ÷ measured − 1."""
+        if not self.tokens_per_s or self.predicted_tokens_per_s is None:
+            return None
+        return self.predicted_tokens_per_s / self.tokens_per_s - 1
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "engine": self.engine,
+            "format": self.format,
+            "batch": self.batch,
+            "tokens_per_s": self.tokens_per_s,
+            "counter_tokens_per_s": self.counter_tokens_per_s,
+            "bound_tokens_per_s": self.bound_tokens_per_s,
+            "fraction": self.fraction,
+            "predicted_tokens_per_s": self.predicted_tokens_per_s,
+            "prediction_error": self.prediction_error,
+        }
+
+
 #: The level of a cache-resident point where the report knows no cache sizes (asv results without
 #: ``llc_bytes``): it was sized to fit the last-level cache, whose roof was not measured.
 UNKNOWN_CACHE = "LLC"
@@ -249,6 +291,7 @@ class Report:
     hierarchy: Hierarchy | None = None
     conditions: Conditions | None = None
     model_decode: tuple[ModelPoint, ...] = ()
+    engine_decode: tuple[EnginePoint, ...] = ()
 
     @property
     def hardware(self) -> Hardware | None:
@@ -359,7 +402,7 @@ class Report:
             "compute_roofs_skipped": dict(self.roofs_by_level.skipped),
             "read_write_roofs": [r.as_dict() for r in self.roofs_by_level.read_write],
             "model_decode": [m.as_dict() for m in self.model_decode],
-        }
+        } | ({"engine_decode": [e.as_dict() for e in self.engine_decode]} if self.engine_decode else {})
 
 
 def guard_warnings(report: Report) -> list[str]:
@@ -429,9 +472,9 @@ def render_roofs(h: Hierarchy) -> list[str]:
     """The memory roofs with their plateaus, and the compute roofs with their libraries (or why skipped)."""
     out = []
     if h.levels:
-        out.append("  memory roofs (GB/s, median of the level's plateau in a working-set sweep or of the STREAM")
-        out.append("  kernel named; roof% divides by the roof of the level a point's working set fits in, and its")
-        out.append("  dtype's compute roof):")
+        out.append("  memory roofs (GB/s, 1 GB = 10⁹ B; sizes in KiB/MiB/GiB, binary, as the OS gives them; median")
+        out.append("  of the level's plateau in a working-set sweep or of the STREAM kernel named; roof% divides by")
+        out.append("  the roof of the level a point's working set fits in, and its dtype's compute roof):")
         rw = {r.level: r.gbps for r in h.read_write}
         for r in h.levels:
             line = f"    {r.level:<5} {r.gbps:8.1f}  {r.kernel}"
@@ -500,14 +543,14 @@ def render_text(report: Report) -> str:
         out.append(line)
     x = report.crossover()
     line = f"  crossover batch ({x['dtype']} weights, {x['bytes_per_param']} bytes/param): predicted from "
-    line += f"measured ceilings {_fmt(x.get('predicted_batch'), '.0f')}, observed "
-    line += _fmt(x.get("observed_batch"), ".0f")
+    line += f"measured ceilings {units.batch(x.get('predicted_batch'))}, "
+    line += f"observed {units.batch(x.get('observed_batch'))}"
     if x.get("sweep_n"):
         line += f" (knee of a batch sweep at n={x['sweep_n']}"
         line += ")" if x.get("observed_within_sweep", True) else ", outside the sweep: extrapolated)"
     out.append(line)
     if x.get("datasheet"):
-        out.append(f"  datasheet ({x['datasheet']['hardware']}): {x['datasheet']['predicted_batch']:.0f}")
+        out.append(f"  datasheet ({x['datasheet']['hardware']}): {units.batch(x['datasheet']['predicted_batch'])}")
     for title, points in (("decode, weights from DRAM", report.decode), ("cache-resident", report.cache_resident)):
         if not points:
             continue
@@ -543,6 +586,7 @@ def render_text(report: Report) -> str:
         if 1 in row and 64 in row:
             out.append(f"  n={n}: batch 64 delivers {row[64] / row[1]:.1f}× the GFLOP/s of batch 1 on the same weights")
     out += render_model_decode(report.model_decode)
+    out += render_engine_decode(report.engine_decode)
     if report.warnings:
         out += ["", "warnings:"] + [f"  - {w}" for w in report.warnings]
     return "\n".join(out)
@@ -566,6 +610,30 @@ def render_model_decode(points: Sequence[ModelPoint]) -> list[str]:
             f"  {m.batch:>5} {_fmt(m.tokens_per_s, '9.3g'):>9} {_fmt(m.lean_tokens_per_s, '9.3g'):>9} "
             f"{_fmt(m.bound_tokens_per_s, '9.3g'):>9} {_fmt(m.fraction(m.tokens_per_s), '8.2f'):>8} "
             f"{_fmt(m.fraction(m.lean_tokens_per_s), '6.2f'):>6}"
+        )
+    return out
+
+
+def render_engine_decode(points: Sequence[EnginePoint]) -> list[str]:
+    """An engine's rows of the real-model table (engines.*Decode): tokens/s, the bound, the fraction, the prediction."""
+    if not points:
+        return []
+    out = [
+        "",
+        "  an engine decoding a GGUF of random weights here (engines.LlamaCppDecode; bound from this machine's "
+        "roofs, prediction: bound × the suite's batch-1 GEMV fraction):",
+        f"  {'engine':<9} {'format':<6} {'batch':>5} {'tokens/s':>9} {'counters':>9} {'bound':>9} {'fraction':>8} "
+        f"{'predicted':>9} {'error':>6}",
+    ]
+    for e in points:
+        if e.tokens_per_s is None and e.bound_tokens_per_s is None:
+            out.append(f"  {e.engine:<9} {e.format:<6} {e.batch:>5} skipped (asv's output says why: no engines extra?)")
+            continue
+        error = "n/a" if e.prediction_error is None else f"{100 * e.prediction_error:+.0f}%"
+        out.append(
+            f"  {e.engine:<9} {e.format:<6} {e.batch:>5} {_fmt(e.tokens_per_s, '9.3g'):>9} "
+            f"{_fmt(e.counter_tokens_per_s, '9.3g'):>9} {_fmt(e.bound_tokens_per_s, '9.3g'):>9} "
+            f"{_fmt(e.fraction, '8.2f'):>8} {_fmt(e.predicted_tokens_per_s, '9.3g'):>9} {error:>6}"
         )
     return out
 

@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING
 
 from ..model.decode import BOUND_SLACK, DecodeEstimate, size_text
 from ..model.hardware import Hardware
+from ..units import sig
 
 if TYPE_CHECKING:
+    from ..measure.engine_decode import EngineRow, EngineRun
     from ..measure.llm_decode import MeasuredRow, ModelDecodeRun
 
 #: The --hardware value that means "the ceilings measured on this machine".
@@ -42,15 +44,12 @@ def _count(n: float) -> str:
 
 
 def _batch(value: float) -> str:
-    return f"{value:,.1f}"
+    """A batch to three significant figures, as the report and specs print it: 295.5 → '296', 28.04 → '28.0'."""
+    return f"{round(value):,}" if value >= 1000 else sig(value)
 
 
-def _binary(nbytes: float) -> str:
-    """Bytes with a binary prefix, three significant figures: '80 GiB', '361 MiB' (capacities are binary)."""
-    for scale, prefix in ((2**40, "Ti"), (2**30, "Gi"), (2**20, "Mi"), (2**10, "Ki")):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.3g} {prefix}B"
-    return f"{nbytes:.3g} B"
+#: One unit system for every size this output prints (SI, as the bandwidths): said once, on its own line.
+UNITS = "  units    sizes in SI: 1 GB = 10⁹ bytes (an 80 GiB device is 85.9 GB)"
 
 
 def _memory(est: DecodeEstimate) -> str:
@@ -58,9 +57,9 @@ def _memory(est: DecodeEstimate) -> str:
     if not hw.memory_bytes:
         return ", memory unknown"
     if not s.reserved_bytes:
-        return f", {_binary(hw.memory_bytes)}"
-    usable, reserved = _binary(s.memory_capacity), _binary(s.reserved_bytes)
-    return f", {_binary(hw.memory_bytes)} ({usable} usable, {reserved} reserved)"
+        return f", {size_text(hw.memory_bytes)}"
+    usable, reserved = size_text(s.memory_capacity), size_text(s.reserved_bytes)
+    return f", {size_text(hw.memory_bytes)} ({usable} usable, {reserved} reserved)"
 
 
 def _allreduce(est: DecodeEstimate) -> str:
@@ -74,7 +73,7 @@ def _allreduce(est: DecodeEstimate) -> str:
 
 def format_estimate(est: DecodeEstimate) -> list[str]:
     """The estimate as lines of text: the setup, a table per batch, requests, the crossover, the memory fit, notes."""
-    s, hw, m, c = est.setup, est.setup.hardware, est.setup.model, est.crossover
+    s, hw, m, c = est.setup, est.setup.hardware, est.setup.model, est.batching
     devices = f"{s.tp} × {hw.name}" if s.tp > 1 else hw.name
     params = f"{_count(m.params_total)} params"
     if m.params_active != m.params_total:
@@ -91,6 +90,7 @@ def format_estimate(est: DecodeEstimate) -> list[str]:
         + (" per device" if s.tp > 1 else "")
         + _allreduce(est),
         f"  source   {hw.source or 'not given'}",
+        UNITS,
         "",
         f"{'batch':>6}  {'bound':<12} {'step ms':>9} {'max() ms':>9}  {'binding phase':<21} {'tok/s/seq':>10} "
         f"{'tok/s total':>12} {'weights':>8} {'KV':>6} {'GB/device':>10}  fits",
@@ -121,15 +121,20 @@ def format_estimate(est: DecodeEstimate) -> list[str]:
                 f"{r.batch:>6}  {r.ttft_s * 1e3:>9.4g}  {first.name + ' (' + first.bound + ')':<21} {step_ms:>9} "
                 f"{r.e2e_s:>9.4g} {r.tokens_per_s:>12,.1f} {per_seq:>10}  {fits}"
             )
-    never = f"at no batch at context {s.context}"
     cap = "compute caps" if c.limited_by == "compute" else "KV-cache reads cap"
+    turn = (
+        f"the step turns compute-bound from batch {_batch(c.compute_bound_from)}"
+        if c.compute_bound_from
+        else f"the step is compute-bound at no batch at context {s.context} (each sequence's KV read outweighs "
+        "its arithmetic)"
+    )
     lines += [
         "",
-        f"crossover batch {_batch(c.batch)} (without KV: {_batch(c.without_kv)}): beyond it {cap} the "
-        f"throughput at {c.ceiling_tokens_per_s:,.0f} tok/s",
-        "  the step turns compute-bound "
-        + (f"from batch {_batch(c.compute_bound_from)}" if c.compute_bound_from else never)
-        + f"; KV bytes equal weight bytes at batch {_batch(c.kv_equals_weights)}",
+        f"crossover batch {_batch(c.crossover)}: weights only, no KV cache (for a dense model peak / bandwidth "
+        "× bytes per weight / 2, as roofline report and specs give it)",
+        f"saturation batch {_batch(c.saturation)}: with the KV cache at context {s.context}, beyond it {cap} the "
+        f"throughput at {c.ceiling_tokens_per_s:,.0f} tok/s and batching stops paying",
+        f"  {turn}; KV bytes equal weight bytes at batch {_batch(c.kv_equals_weights)}",
         "largest batch that fits: " + ("unknown (no memory size)" if est.max_batch is None else f"{est.max_batch}"),
     ]
     too_big = [st.batch for st in est.steps if st.fits is False]
@@ -176,4 +181,102 @@ def format_measured(run: ModelDecodeRun, rows: tuple[MeasuredRow, ...], full_lay
             f"warning: {len(flagged)} measurement(s) faster than the bound by more than {BOUND_SLACK:g}×: "
             "a bug in the model or in the measured ceilings, not a fast machine"
         )
+    return lines
+
+
+# ---- an engine decoding a GGUF here, held against its bound and predicted -----------------------------
+
+
+def engine_dict(run: EngineRun, rows: tuple[EngineRow, ...]) -> dict[str, object]:
+    """The engine's run as JSON: what ran, the roofs and GEMV of its rounds, each row, each outcome not measured."""
+    from ..measure.engines import EngineMeasured
+
+    hw, gemv = run.hardware, run.gemv
+    return {
+        "engine": run.engine,
+        "version": run.version,
+        "model": run.shape.name,
+        "layers": run.shape.layers,
+        "context": run.context,
+        "warmup": run.warmup,
+        "steps": run.steps,
+        "rounds": run.rounds,
+        "threads": run.threads,
+        "mean_kv_tokens": run.mean_kv_tokens,
+        "file_bytes": dict(run.file_bytes),
+        "bandwidth": None if hw is None else hw.bandwidth,
+        "peak_flops": None if hw is None else dict(hw.peak_flops),
+        "gemv": None if gemv is None else {**gemv.as_dict(), "fraction": run.gemv_fraction},
+        "rows": [r.as_dict() for r in rows],
+        "not_measured": [
+            {"format": f, "batch": b, "status": type(o).__name__, "reason": o.reason}
+            for (f, b), o in run.outcomes.items()
+            if not isinstance(o, EngineMeasured)
+        ],
+        "warnings": list(run.warnings),
+        "bound_slack": BOUND_SLACK,
+    }
+
+
+def _opt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def format_engine(run: EngineRun, rows: tuple[EngineRow, ...], full_layers: int | None = None) -> list[str]:
+    """The engine's table: per format and batch the wall clock and the engine's counters, the bound,
+    bound ÷ measured, and the prediction with its error."""
+    from ..measure.engines import EngineMeasured
+
+    m, hw, gemv = run.shape, run.hardware, run.gemv
+    of = f"{m.layers} of {full_layers} layers" if full_layers and full_layers != m.layers else f"{m.layers} layers"
+    files = ", ".join(f"{f} {size_text(n)}" for f, n in run.file_bytes.items())
+    lines = [
+        f"measured here: {m.name} ({of}, random weights) with {run.engine} ({run.version}, {run.threads} threads), "
+        f"context {run.context} prefilled, {run.warmup} warm-up + {run.steps} timed steps, {run.rounds} rounds",
+        f"  GGUF files: {files} (KV cache F16)",
+    ]
+    if hw is not None:
+        lines.append(
+            f"  roofs of the same rounds: {_rate(hw.bandwidth, 'B/s')} (read), "
+            + ", ".join(f"{d} {_rate(v, 'FLOP/s')}" for d, v in hw.peak_flops.items())
+        )
+    if gemv is not None and run.gemv_fraction is not None:
+        lines.append(
+            f"  the suite's batch-1 GEMV (numpy {gemv.dtype}, n={gemv.n}, pool {size_text(gemv.pool_bytes)}): "
+            f"{gemv.gbps:.3g} GB/s, {run.gemv_fraction:.3f} of its roof: the prediction is the bound × that"
+        )
+    lines += [
+        "",
+        f"{'format':<6} {'batch':>5} {'step ms':>9} {'spread':>6} {'tok/s':>9} {'counters':>9} {'bound':>9} "
+        f"{'bound by':<10} {'fraction':>8} {'counters':>8} {'predicted':>9} {'error':>7}",
+    ]
+    for r in rows:
+        me = r.measured
+        error = _opt(None if r.prediction_error is None else 100 * r.prediction_error, "+.0f")
+        lines.append(
+            f"{me.format:<6} {me.batch:>5} {me.step_s * 1e3:>9.4g} {me.timing.spread:>6.2f} {me.tokens_per_s:>9.4g} "
+            f"{_opt(me.counter_tokens_per_s, '.4g'):>9} {r.bound_tokens_per_s:>9.4g} "
+            f"{r.bound_kind.replace(' (no int8 roof)', '*'):<10} {r.fraction:>8.3f} "
+            f"{_opt(r.counter_fraction, '.3f'):>8} {_opt(r.predicted_tokens_per_s, '.4g'):>9} "
+            f"{error + ('%' if error != '-' else ''):>7}" + ("  BEATS THE BOUND" if r.flagged else "")
+        )
+    lines.append(
+        "  tok/s: the wall clock's median step; counters: the median step by llama.cpp's eval time; fraction: bound ÷ "
+        "measured for each; predicted: bound × GEMV fraction (batch 1), error = predicted ÷ measured − 1"
+    )
+    if any(r.bound_kind.endswith("(no int8 roof)") for r in rows):
+        lines.append(
+            "  bandwidth*: llama.cpp multiplies Q8_0 and Q4_0 weights as int8, a rate no roof of this run measures: "
+            "their bound is their bytes ÷ bandwidth alone (the fp32 roof above bounds no int8 work)"
+        )
+    for (f, b), o in run.outcomes.items():
+        if not isinstance(o, EngineMeasured):
+            lines.append(f"{f:<6} {b:>5} {'skipped' if type(o).__name__ == 'EngineSkipped' else 'FAILED'}: {o.reason}")
+    flagged = [r for r in rows if r.flagged]
+    if flagged:
+        lines.append(
+            f"warning: {len(flagged)} measurement(s) faster than the bound by more than {BOUND_SLACK:g}×: "
+            "the bound's bytes or the measured roofs are wrong, not a fast machine"
+        )
+    lines += [f"warning: {w}" for w in run.warnings]
     return lines

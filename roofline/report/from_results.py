@@ -1,7 +1,8 @@
 """The roofline report built from recorded asv results instead of a live measurement.
 
 It reads with :mod:`roofline.suite.results` (never writing to the folder) and hands the figures the
-suite recorded to :func:`roofline.report.cpu.build_report`: a report from results is the same
+suite recorded to :func:`roofline.report.cpu.build_report` (those of another suite version than the
+folder's benchmarks.json too: one run's figures are its own): a report from results is the same
 :class:`~roofline.report.cpu.Report` as a live one. Missing or failed benchmarks are n/a, not errors.
 """
 
@@ -19,6 +20,8 @@ from ..suite.names import (
     BLAS_THREADS_USED,
     COMPUTE_PEAK,
     DECODE_CLASSES,
+    ENGINE_CLASSES,
+    ENGINE_TRACKS,
     LEVEL_BANDWIDTH,
     LEVEL_BYTES,
     MODEL_BOUND_TOKENS,
@@ -32,7 +35,7 @@ from ..suite.names import (
     REFERENCE_DRIFT,
 )
 from ..suite.results import Results, Run, read_results
-from .cpu import ModelPoint, Point, Report, Roofs, build_report
+from .cpu import EnginePoint, ModelPoint, Point, Report, Roofs, build_report
 
 
 def pick_machine(res: Results, machine: str | None) -> str:
@@ -74,6 +77,19 @@ def _model_points(run: Run) -> tuple[ModelPoint, ...]:
         for p, tokens in run.points(MODEL_TOKENS)
         if isinstance(p.get("batch"), int)
     )
+
+
+def _engine_points(run: Run) -> tuple[EnginePoint, ...]:
+    """The engine classes' (format, batch) combinations as recorded (none where the run has no such benchmark)."""
+    points = []
+    for engine, cls in ENGINE_CLASSES.items():
+        for p, _ in run.points(f"{cls}.{ENGINE_TRACKS['tokens_per_s']}"):
+            fmt, batch = p.get("format"), p.get("batch")
+            if not isinstance(fmt, str) or not isinstance(batch, int):
+                continue
+            figures = {k: run.value(f"{cls}.{t}", format=fmt, batch=batch) for k, t in ENGINE_TRACKS.items()}
+            points.append(EnginePoint(engine, fmt, batch, **figures))
+    return tuple(points)
 
 
 def _rank(level: str) -> tuple[int, str]:
@@ -152,6 +168,7 @@ def report_from_results(
     run = m.run(full) if full else None
     if run is None:
         raise BadInput(f"machine {name!r} in {res.path} has no readable results")
+    run = run.recorded_run()  # one run's own figures, whichever version of the suite recorded them
     bandwidth = {k: v * 1e9 for k, v in run.stream_gbps().items()}
     peaks = {p["dtype"]: v * 1e9 for p, v in run.points(PEAK_CEILING) if v and "dtype" in p}
     referee = run.value(BANDWIDTH_REFEREE, level=DRAM)
@@ -176,4 +193,5 @@ def report_from_results(
         hierarchy=hierarchy_from_run(run),
         conditions=conditions_from(run, decode + cache, facts.get("num_cpu"), lost_during_run),
         model_decode=_model_points(run),
+        engine_decode=_engine_points(run),
     )

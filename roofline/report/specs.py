@@ -1,7 +1,8 @@
-"""``roofline specs``: per catalogue device and dtype, the ridge point and the crossover batch.
+"""``roofline specs``: per catalogue device and arithmetic dtype, the crossover batch of the weights it reads.
 
-Crossover batch = peak / bandwidth · bytes_per_param / 2, for weights of 2 bytes (bf16),
-1 byte (fp8) and 0.5 byte (int4) per parameter, whatever dtype the arithmetic runs in.
+Crossover batch = peak / bandwidth × bytes per weight / 2. Each arithmetic dtype is shown with the
+weight formats a decode step in it reads (:data:`WEIGHTS`): its own, and for bf16 and fp16 the
+weight-only formats that kernels widen to it; no fp64 arithmetic over int4 weights.
 """
 
 from __future__ import annotations
@@ -11,8 +12,17 @@ from ..model.dtypes import DTYPES, PEAKS
 from ..model.hardware import Hardware
 from ..units import si, sig, table
 
-#: Weight formats a decode step may read, and their bytes per parameter.
-BYTES_PER_PARAM = {w: DTYPES[w].bytes for w in ("bf16", "fp8", "int4")}
+#: Arithmetic dtype → the weight formats a decode step in it reads: its own format (fp32 storage for
+#: tf32), and for bf16/fp16 arithmetic the weight-only fp8 and int4 formats widened to it (W8A16, W4A16).
+WEIGHTS = {
+    "fp64": ("fp64",),
+    "fp32": ("fp32",),
+    "tf32": ("fp32",),
+    "bf16": ("bf16", "fp8", "int4"),
+    "fp16": ("fp16", "int4"),
+    "fp8": ("fp8",),
+    "int8": ("int8",),
+}
 
 
 def device_specs(hw: Hardware) -> dict[str, object]:
@@ -25,7 +35,7 @@ def device_specs(hw: Hardware) -> dict[str, object]:
             "peak": hw.peak_flops[dtype],
             "unit": DTYPES[dtype].peak_unit,
             "ridge_flop_per_byte": ridge_point(hw, dtype),
-            "crossover_batch": {w: crossover_batch(hw, b, dtype) for w, b in BYTES_PER_PARAM.items()},
+            "crossover_batch": {w: crossover_batch(hw, DTYPES[w].bytes, dtype) for w in WEIGHTS.get(dtype, (dtype,))},
             "source": fig.get("source", hw.source),
             "note": fig.get("note", ""),
         }
@@ -44,22 +54,19 @@ def device_specs(hw: Hardware) -> dict[str, object]:
 
 
 def format_specs(devices: list[Hardware], dtypes: list[str] | None = None, sources: bool = False) -> str:
-    """The table ``roofline specs`` prints; with ``sources``, each figure's source and note below it."""
-    head = ["device", "dtype", "peak", "bandwidth", "ridge FLOP/B"]
-    head += [f"batch@{w} ({b:g} B/param)" for w, b in BYTES_PER_PARAM.items()]
-    rows = [head]
+    """The table ``roofline specs`` prints, a row per weight format; with ``sources``, each figure's source and note."""
+    rows = [["device", "arithmetic", "peak", "bandwidth", "weights", "crossover batch"]]
     for hw in devices:
         spec = device_specs(hw)
         for dtype, d in spec["dtypes"].items():
             if dtypes and dtype not in dtypes:
                 continue
-            rows.append(
-                [hw.name, dtype, si(d["peak"], d["unit"], 4, True), si(hw.bandwidth, "B/s", 4, True)]
-                + [sig(d["ridge_flop_per_byte"])]
-                + [sig(x) for x in d["crossover_batch"].values()]
-            )
-    lines = ["crossover batch = peak / bandwidth × bytes per parameter / 2 (dense peaks; sources: --sources)"]
-    lines += table(rows, right=set(range(2, len(head))))
+            first = [hw.name, dtype, si(d["peak"], d["unit"], 4, True), si(hw.bandwidth, "B/s", 4, True)]
+            for i, (weights, batch) in enumerate(d["crossover_batch"].items()):
+                fmt = f"{weights}, {DTYPES[weights].bytes:g} B" + (" (weight-only)" if weights != _own(dtype) else "")
+                rows.append([*(first if i == 0 else [""] * 4), fmt, sig(batch)])
+    lines = ["crossover batch = peak / bandwidth × bytes per weight / 2 (dense peaks; sources: --sources)"]
+    lines += table(rows, right={2, 3, 5})
     if sources:
         for hw in devices:
             lines += ["", f"{hw.name} ({hw.extra.get('vendor')}): {hw.notes}".rstrip(": ")]
@@ -67,3 +74,8 @@ def format_specs(devices: list[Hardware], dtypes: list[str] | None = None, sourc
                 note = f" — {f['note']}" if f.get("note") else ""
                 lines.append(f"  {fig}: {f['text']}{note}. Source: {f['source']}")
     return "\n".join(lines)
+
+
+def _own(dtype: str) -> str:
+    """The weight format of ``dtype``'s own arithmetic (tf32 math reads fp32 weights)."""
+    return WEIGHTS.get(dtype, (dtype,))[0]

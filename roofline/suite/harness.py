@@ -34,7 +34,7 @@ from ..measure.timing import settle
 from ..model import guards
 from ..model.dtypes import SUITE, by_numpy
 from . import params
-from .run import ROUNDS, PointResult, RunState, measure_run  # noqa: F401  (measure_run: the decode setup_cache)
+from .run import PASSES, PointResult, RunState, measure_run  # noqa: F401  (measure_run: the decode setup_cache)
 
 _said: set[str] = set()
 
@@ -278,12 +278,12 @@ CPU_BACKENDS = ("numpy", "torch-cpu")
 def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResult]:
     """Measure every chosen (backend, dtype, n, batch) of the CPU backend class; the rest keep why not.
 
-    Timed in :data:`~roofline.suite.run.ROUNDS` rounds, numpy's steps then torch's in each (never
+    Timed in :data:`~roofline.suite.run.PASSES` rounds, numpy's steps then torch's in each (never
     together: their thread pools would spin against each other), and pooled, so no one moment of the
     machine makes a figure. Each round builds its steps afresh and lets them go before the next
     backend's are built, so one backend's pools are held at a time (numpy's and torch fp32's map the
-    shared random file; torch's bf16 pools are copies). Timed at one moment, stop 28's five quiet runs
-    put numpy fp32 n=256 b=1 at 2.5-4.3 GFLOP/s while asv's twin of it, timed in three rounds, moved 15 %.
+    shared random file; torch's bf16 pools are copies). In rounds, ten processes read numpy fp32
+    n=256 b=1 within max/min 1.36 on this project's 2-core VM (docs/measured/method.md).
     """
     chosen = params.chosen(grid)
     out: dict[tuple, PointResult] = {}
@@ -298,7 +298,7 @@ def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResul
                     else:
                         keys[backend].append(key)
     rounds: dict[str, StepRounds] = {}
-    for r in range(ROUNDS):
+    for r in range(PASSES):
         for backend in CPU_BACKENDS:
             steps = {}
             for key in keys[backend]:
@@ -533,3 +533,55 @@ def model_decode_grid(
         if row.flagged:
             _warn([f"{shape.name} batch {row.batch} {row.path} beat its bound ({row.fraction:.3g}): a bug"])
     return grid
+
+
+# ---- an engine decoding a real model file here (benchmarks/engines.py) -------------------------------
+
+
+def engine_decode_grid(
+    engine: str, formats: Sequence[str], batches: Sequence[int], shape=None
+) -> dict[tuple[str, int], dict[str, object]]:
+    """Decode ``shape`` (default: ``params.engine_model()``) with ``engine`` in each format at each batch;
+    entries as :func:`gpu_grid`'s, an ok one with tokens/s (wall clock and the engine's counters), the
+    bound's, bound ÷ measured and the prediction (bound × the suite's batch-1 GEMV fraction)."""
+    from ..errors import BadInput
+    from ..measure.engine_decode import hold_engine, measure_engine_decode
+    from ..measure.engines import EngineFailed, EngineSkipped, lookup_engine
+
+    keys = [(f, b) for f in formats for b in batches]
+    try:
+        shape = shape or params.engine_model()
+        run = measure_engine_decode(lookup_engine(engine), shape, list(formats), list(batches), gemm_n=params.gemm_n())
+    except BadInput as exc:  # the model cannot be written or run here (disk, memory, shape)
+        return {k: {"status": "skipped", "reason": str(exc)} for k in keys}
+    _warn(run.warnings)
+    grid: dict[tuple[str, int], dict[str, object]] = {}
+    for key, outcome in run.outcomes.items():
+        if isinstance(outcome, EngineSkipped):
+            grid[key] = {"status": "skipped", "reason": outcome.reason}
+        elif isinstance(outcome, EngineFailed):
+            grid[key] = {"status": "failed", "reason": outcome.reason}
+    for row in hold_engine(run):
+        entry = {k: v for k, v in row.as_dict().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        grid[(row.format, row.batch)] = {"status": "ok", **entry}
+        what = f"{engine} {row.format} batch {row.batch}"
+        if row.flagged and row.format in run.resident:
+            _warn([f"{what} beat its DRAM bound ({row.fraction:.3g}): its file is cache-sized here"])
+        elif row.flagged:
+            _warn([f"{what} beat its bound ({row.fraction:.3g}): a bug in the bound"])
+        if row.measured.counter_note:
+            _warn([f"{what}: {row.measured.counter_note}"])
+    return grid
+
+
+def engine_entry(grid: dict | str, fmt: str, batch: int) -> dict[str, object]:
+    """engines.*Decode's entry for one (format, batch); skipped when setup_cache could not measure (a reason)."""
+    return checked_entry(cached(grid).get((fmt, batch)), f"{fmt} batch {batch}")
+
+
+def entry_value(entry: dict[str, object], field: str) -> float:
+    """One figure of an ok entry; BackendUnavailable (asv: skipped) where this entry has none (a prediction
+    of a compute-bound step, counters that did not count the timed tokens)."""
+    if entry.get(field) is None:
+        raise BackendUnavailable(f"no {field.replace('_', ' ')} for this combination in this run")
+    return grid_value(entry, field)

@@ -7,17 +7,25 @@ them. :func:`merge` does it with these rules:
 - every SRC is an asv results directory, read with :func:`roofline.suite.results.read_results`, with a
   readable ``benchmarks.json``;
 - the suites must be compatible: a benchmark named in several inputs (DEST included) has the same
-  type, unit, parameter names and version in all of them, or asv publish would drop one side's
-  results. Parameter *values* may differ (sizes come from environment variables, the CUDA grid
-  from the GPU): the merged ``benchmarks.json`` lists their union, axis by axis, and asv publish
-  matches each result to it value by value. ``update_suite`` lets the sources' definitions replace
-  DEST's where they differ (DEST's results of the older version then read as n/a, as after any
-  suite change in asv);
+  type, unit and parameter names in all of them: the same quantity. Parameter *values* may differ
+  (sizes come from environment variables, the CUDA grid from the GPU): the merged ``benchmarks.json``
+  lists their union, axis by axis, and asv publish matches each result to it value by value.
+  Versions may differ too (asv's version is a hash of the benchmark's code, which changes with
+  edits that keep the quantity): the merged file keeps the definition of the version recorded
+  latest, every result file is kept as it is, asv publish shows the results of that version and
+  ``roofline compare`` all of them, flagging the others (and refusing to mix those whose meaning
+  changed: :data:`roofline.suite.names.RETIRED_MEANINGS`). ``update_suite`` lets the sources'
+  definitions replace DEST's where type, unit or parameter names differ (DEST's results of the
+  older definition then read as n/a, as after any suite change in asv);
 - each ``<machine>/`` folder is copied: its ``machine.json`` and the result files the reader
   accepted (a file it skipped is named in a warning and left out);
-- a conflict, one ``<machine>/`` file (the same machine, commit and environment) with different
-  bytes in two inputs, is refused unless ``force``: then the last SRC wins, and each DEST file it
-  replaces is kept in ``<DEST>.displaced-<UTC time>/``;
+- only a real conflict is refused (unless ``force``: then the last SRC wins, and each DEST file it
+  replaces is kept in ``<DEST>.displaced-<UTC time>/``): the same machine, commit, environment
+  and benchmark with different values or versions, or one machine name with two identities (arch,
+  cpu, cores, memory) in its ``machine.json``. Two files of one run that hold different benchmarks
+  are joined into one; a ``machine.json`` that differs in other keys (the kernel's version) is
+  taken from the last input that has it. Whatever DEST held in place of a file is kept in the
+  displaced folder;
 - sources are only read. DEST is built in a temporary folder beside it, read back and checked,
   then put in place with one rename (Linux ``renameat2(RENAME_EXCHANGE)``; elsewhere two renames):
   a crash leaves DEST as it was. Everything already in DEST is kept. A lock file beside DEST
@@ -42,10 +50,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BadInput
-from .results import BENCHMARKS_API_VERSION, Results, parse_param, read_results
+from .machine_file import IDENTITY_KEYS
+from .results import BENCHMARKS_API_VERSION, Results, latest_by_version, parse_param, read_results
 
-#: Keys of a benchmarks.json entry that must agree between inputs; ``params`` may widen.
-MUST_AGREE = ("type", "unit", "param_names", "version")
+#: Keys of a benchmarks.json entry that must agree between inputs; ``params`` may widen, ``version`` differ.
+MUST_AGREE = ("type", "unit", "param_names")
 BENCHMARKS_FILE = "benchmarks.json"
 MACHINE_FILE = "machine.json"
 
@@ -56,9 +65,9 @@ class MergePlan:
 
     dest: Path
     sources: list[Path]
-    #: DEST-relative path → the source file it is copied from (new files, and replacements under force)
-    files: dict[str, Path] = field(default_factory=dict)
-    #: DEST files that a source replaces (force only); kept in :attr:`displaced_to`
+    #: DEST-relative path → the source file it is copied from, or the bytes of two files of one run joined
+    files: dict[str, Path | bytes] = field(default_factory=dict)
+    #: DEST files that the merge replaces; kept in :attr:`displaced_to`
     displaced: list[str] = field(default_factory=list)
     #: source files already in DEST byte for byte
     unchanged: int = 0
@@ -68,6 +77,8 @@ class MergePlan:
     widened: list[str] = field(default_factory=list)
     #: benchmarks whose DEST definition the sources replaced (update_suite)
     redefined: list[str] = field(default_factory=list)
+    #: benchmarks recorded under several versions in the inputs (the latest version's definition kept)
+    versions_mixed: list[str] = field(default_factory=list)
     #: machine → the commits the sources hold for it
     machines: dict[str, set[str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -94,6 +105,11 @@ class MergePlan:
             suite += f"; parameter values widened to the union for {', '.join(sorted(self.widened))}"
         if self.redefined:
             suite += f"; definitions taken from the sources for {', '.join(sorted(self.redefined))}"
+        if self.versions_mixed:
+            suite += (
+                f"; {len(self.versions_mixed)} benchmark(s) recorded under several versions, the latest "
+                "definition kept (asv publish shows its results; roofline compare shows all, flagged)"
+            )
         lines.append(suite if self.benchmarks_changed else f"{suite}, unchanged")
         if self.displaced_to is not None:
             lines.append(f"replaced DEST files kept in {self.displaced_to}")
@@ -165,28 +181,36 @@ def union_params(base: list[list[str]], other: list[list[str]], name: str) -> li
     return out
 
 
-def merge_suites(
-    suites: Sequence[tuple[str, dict[str, dict], bool]], update_suite: bool = False
-) -> tuple[dict[str, dict], list[str], list[str]]:
-    """Union of benchmarks.json entries: ``(label, entries, is_dest)`` in order → (merged, widened, redefined).
+#: One input's suite for :func:`merge_suites`: (label, benchmarks.json entries, is DEST, benchmark → the
+#: latest commit date of a result recorded under that entry's version).
+Suite = tuple[str, dict[str, dict], bool, dict[str, int]]
 
-    BadInput when a benchmark's type, unit, parameter names or version differ, unless
-    ``update_suite`` and the earlier definition is DEST's: then the source's replaces it.
+
+def merge_suites(
+    suites: Sequence[Suite], update_suite: bool = False
+) -> tuple[dict[str, dict], list[str], list[str], list[str]]:
+    """Union of benchmarks.json entries, in order → (merged, widened, redefined, recorded under several versions).
+
+    BadInput when a benchmark's type, unit or parameter names differ, unless ``update_suite`` and the
+    earlier definition is DEST's: then the source's replaces it. Where only versions differ, the
+    definition of the version with the latest result is kept (on a tie, the later input's).
     """
     merged: dict[str, dict] = {}
-    origin: dict[str, tuple[str, bool]] = {}
+    origin: dict[str, tuple[str, bool, int]] = {}
     widened: set[str] = set()
     redefined: set[str] = set()
-    for label, entries, is_dest in suites:
+    mixed: set[str] = set()
+    for label, entries, is_dest, latest in suites:
         for name, entry in entries.items():
             entry = json.loads(json.dumps(entry))  # a copy: inputs are never changed
+            when = latest.get(name, 0)
             if name not in merged:
-                merged[name], origin[name] = entry, (label, is_dest)
+                merged[name], origin[name] = entry, (label, is_dest, when)
                 continue
             base = merged[name]
             differ = [k for k in MUST_AGREE if base.get(k) != entry.get(k)]
             if differ and update_suite and origin[name][1] and not is_dest:
-                merged[name], origin[name] = entry, (label, False)
+                merged[name], origin[name] = entry, (label, False, when)
                 redefined.add(name)
                 widened.discard(name)
                 continue
@@ -195,13 +219,18 @@ def merge_suites(
                 hint = " (--update-suite takes the sources')" if origin[name][1] else ""
                 raise BadInput(
                     f"incompatible suites: {name} has {key} {_short(key, base.get(key))} in {origin[name][0]} but "
-                    f"{_short(key, entry.get(key))} in {label}; asv publish would hide one side's results{hint}"
+                    f"{_short(key, entry.get(key))} in {label}: not the same quantity{hint}"
                 )
             params = union_params(base.get("params") or [], entry.get("params") or [], name)
+            if base.get("version") != entry.get("version"):
+                mixed.add(name)
+                if when >= origin[name][2]:
+                    merged[name], origin[name] = entry, (label, is_dest, when)
+                    base = entry
             if params != (base.get("params") or []):
-                base["params"] = params
                 widened.add(name)
-    return merged, sorted(widened), sorted(redefined)
+            base["params"] = params
+    return merged, sorted(widened), sorted(redefined), sorted(mixed)
 
 
 def _skip_reason(res: Results, file: Path) -> str:
@@ -255,6 +284,65 @@ def _read_dest(dest: Path) -> Results | None:
     return res
 
 
+def _json(data: bytes) -> dict | None:
+    try:
+        out = json.loads(data)
+    except ValueError:
+        return None
+    return out if isinstance(out, dict) else None
+
+
+def _rows(data: dict) -> dict[str, dict[str, object]]:
+    cols = data.get("result_columns") or []
+    return {name: dict(zip(cols, row, strict=False)) for name, row in (data.get("results") or {}).items()}
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal results, asv's NaN (skipped) equal to NaN."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def join(rel: str, a: bytes, b: bytes) -> tuple[bytes | None, str | None]:
+    """Two different files under one DEST path: (the file to keep, None) or (None, the real conflict).
+
+    Result files of one machine, commit and environment conflict where a benchmark both hold has other
+    parameters, version or values; else they are joined (``a``'s rows, then those only ``b`` has).
+    machine.json files conflict where an identity key differs; else ``b``'s is kept.
+    """
+    x, y = _json(a), _json(b)
+    if x is None or y is None:
+        return None, "not JSON"
+    if rel.endswith(f"/{MACHINE_FILE}"):
+        differ = [k for k in IDENTITY_KEYS if str(x.get(k, "")) != str(y.get(k, ""))]
+        return (None, f"{differ[0]} {x.get(differ[0])!r} against {y.get(differ[0])!r}") if differ else (b, None)
+    rx, ry = _rows(x), _rows(y)
+    for name in rx.keys() & ry.keys():
+        for col in ("params", "version", "result"):
+            if not _same(rx[name].get(col), ry[name].get(col)):
+                return None, f"{name} has other {'values' if col == 'result' else col}"
+    cols = list(x.get("result_columns") or [])
+    cols += [c for c in y.get("result_columns") or [] if c not in cols]
+    rows = {**{n: r for n, r in ry.items() if n not in rx}, **rx}
+    joined = {
+        **x,
+        "result_columns": cols,
+        "results": {n: [r.get(c) for c in cols] for n, r in sorted(rows.items())},
+        "durations": {**(y.get("durations") or {}), **(x.get("durations") or {})},
+    }
+    text = json.dumps(joined, sort_keys=True).encode()
+    return (a if not ry.keys() - rx.keys() else b if not rx.keys() - ry.keys() else text), None
+
+
+def _conflict_kind(rel: str) -> str:
+    if rel.endswith(f"/{MACHINE_FILE}"):
+        return "two different machines under one name"
+    return "the same machine, commit and benchmark with different values"
+
+
 def plan_merge(
     sources: Sequence[str | Path], dest: str | Path, force: bool = False, update_suite: bool = False
 ) -> MergePlan:
@@ -262,10 +350,11 @@ def plan_merge(
     srcs, dest_real = check_paths(sources, dest)
     plan = MergePlan(dest=Path(dest), sources=srcs)
     dest_res = _read_dest(dest_real)
-    suites: list[tuple[str, dict[str, dict], bool]] = []
+    suites: list[Suite] = []
     if dest_res is not None and dest_res.benchmarks:
-        suites.append((f"DEST {dest}", {n: b.raw for n, b in dest_res.benchmarks.items()}, True))
-    chosen: dict[str, Path] = {}
+        raw = {n: b.raw for n, b in dest_res.benchmarks.items()}
+        suites.append((f"DEST {dest}", raw, True, latest_by_version(dest_res)))
+    chosen: dict[str, Path | bytes] = {}
     came_from: dict[str, Path] = {}
     conflicts: list[str] = []
     for src in srcs:
@@ -274,44 +363,59 @@ def plan_merge(
             raise BadInput(f"shard {src}: {res.benchmarks_problem}; its suite cannot be checked (asv run writes it)")
         if not res.benchmarks:
             raise BadInput(f"shard {src}: {BENCHMARKS_FILE} lists no benchmark")
-        suites.append((f"shard {src}", {n: b.raw for n, b in res.benchmarks.items()}, False))
+        suites.append((f"shard {src}", {n: b.raw for n, b in res.benchmarks.items()}, False, latest_by_version(res)))
         for rel, path in _source_files(src, res, plan).items():
-            if rel in chosen and not filecmp.cmp(chosen[rel], path, shallow=False):
-                if not force:
-                    conflicts.append(f"{rel} differs between shards {came_from[rel]} and {src}")
-                    continue
-                plan.warnings.append(f"{rel}: shards {came_from[rel]} and {src} differ; {src}'s taken (--force)")
-            if rel not in chosen or force:
-                chosen[rel], came_from[rel] = path, src
-    for rel, path in chosen.items():
+            new = path.read_bytes()
+            if rel not in chosen or _bytes(chosen[rel]) == new:
+                chosen.setdefault(rel, path)
+                came_from.setdefault(rel, src)
+                continue
+            kept, why = join(rel, _bytes(chosen[rel]), new)
+            if kept is None and not force:
+                conflicts.append(f"{rel} differs between shards {came_from[rel]} and {src} ({why})")
+                continue
+            if kept is None:
+                plan.warnings.append(
+                    f"{rel}: shards {came_from[rel]} and {src} differ ({why}); {src}'s taken (--force)"
+                )
+            elif kept == _bytes(chosen[rel]):
+                continue
+            chosen[rel], came_from[rel] = (path if kept is None or kept == new else kept), src
+    for rel, new in chosen.items():
         existing = dest_real / rel
         if not existing.exists():
-            plan.files[rel] = path
-        elif existing.is_file() and filecmp.cmp(existing, path, shallow=False):
+            plan.files[rel] = new
+            continue
+        if existing.is_file() and existing.read_bytes() == _bytes(new):
             plan.unchanged += 1
-        elif force:
-            plan.files[rel] = path
-            plan.displaced.append(rel)
-            plan.warnings.append(f"{rel}: DEST's copy replaced by {came_from[rel]}'s (--force); the old one is kept")
-        else:
-            conflicts.append(f"{rel} in {came_from[rel]} differs from DEST's")
+            continue
+        kept, why = join(rel, existing.read_bytes(), _bytes(new)) if existing.is_file() else (None, "not a file")
+        if kept is None and not force:
+            conflicts.append(f"{rel} in {came_from[rel]} differs from DEST's ({why})")
+            continue
+        if kept is not None and kept == existing.read_bytes():
+            plan.unchanged += 1
+            continue
+        plan.files[rel] = new if kept is None or kept == _bytes(new) else kept
+        plan.displaced.append(rel)
+        how = "(--force)" if kept is None else "(joined: nothing differs)"
+        plan.warnings.append(f"{rel}: DEST's copy replaced by {came_from[rel]}'s {how}; the old one is kept")
     if conflicts:
         more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
-        what = (
-            "two different machines under one name"
-            if conflicts[0].split(" ", 1)[0].endswith(f"/{MACHINE_FILE}")
-            else "the same machine, commit and environment with different results"
-        )
         raise BadInput(
-            f"conflict: {conflicts[0]}{more}: {what}; "
+            f"conflict: {conflicts[0]}{more}: {_conflict_kind(conflicts[0].split(' ', 1)[0])}; "
             "nothing written (--force takes the last shard's and keeps DEST's in a displaced folder)"
         )
-    plan.benchmarks, plan.widened, plan.redefined = merge_suites(suites, update_suite)
+    plan.benchmarks, plan.widened, plan.redefined, plan.versions_mixed = merge_suites(suites, update_suite)
     dest_suite = {n: b.raw for n, b in dest_res.benchmarks.items()} if dest_res is not None else {}
     plan.benchmarks_changed = plan.benchmarks != dest_suite
     if dest_res is not None and not dest_res.benchmarks and dest_res.machines:
         plan.warnings.append(f"DEST {dest} had no {BENCHMARKS_FILE}; the shards' is written")
     return plan
+
+
+def _bytes(file: Path | bytes) -> bytes:
+    return file if isinstance(file, bytes) else file.read_bytes()
 
 
 # ---- writing ---------------------------------------------------------------------------------
@@ -368,7 +472,7 @@ def _sync_tree(root: Path) -> None:
 def _verify(tmp: Path, dest: Path, plan: MergePlan, before: set[str]) -> None:
     """The built folder holds every planned file byte for byte, every earlier DEST file, and reads back."""
     for rel, src in plan.files.items():
-        if not filecmp.cmp(tmp / rel, src, shallow=False):
+        if (tmp / rel).read_bytes() != _bytes(src):
             raise OSError(errno.EIO, f"{rel} differs from its source after copying")
     for rel in before:
         if rel not in plan.files and rel != BENCHMARKS_FILE and not filecmp.cmp(tmp / rel, dest / rel, shallow=False):
@@ -407,7 +511,10 @@ def _build_and_swap(plan: MergePlan, dest: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             if target.exists():
                 target.unlink()
-            shutil.copy2(src, target)
+            if isinstance(src, bytes):
+                target.write_bytes(src)
+            else:
+                shutil.copy2(src, target)
         if plan.benchmarks_changed:
             text = json.dumps({**plan.benchmarks, "version": BENCHMARKS_API_VERSION}, indent=4, sort_keys=True)
             (tmp / BENCHMARKS_FILE).unlink(missing_ok=True)

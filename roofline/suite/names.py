@@ -30,6 +30,15 @@ OVERHEAD = "backends.CallOverhead.track_{}_call"
 MODEL_TOKENS = "models.ModelDecode.track_tokens_per_s"
 MODEL_LEAN_TOKENS = "models.ModelDecode.track_lean_tokens_per_s"
 MODEL_BOUND_TOKENS = "models.ModelDecode.track_bound_tokens_per_s"
+#: An engine decoding a GGUF here, params format and batch: tokens/s of the wall clock, of the engine's own
+#: counters, of the bound and of the prediction (bound × the suite's batch-1 GEMV fraction).
+ENGINE_CLASSES = {"llama.cpp": "engines.LlamaCppDecode"}
+ENGINE_TRACKS = {
+    "tokens_per_s": "track_tokens_per_s",
+    "counter_tokens_per_s": "track_counter_tokens_per_s",
+    "bound_tokens_per_s": "track_bound_tokens_per_s",
+    "predicted_tokens_per_s": "track_predicted_tokens_per_s",
+}
 #: How the machine was while the run measured (roofline.suite.run): share of CPU time that was the
 #: suite's (fraction), the reference kernel's end ÷ start time (ratio), the BLAS threads used.
 QUIETNESS = "conditions.RunConditions.track_quietness"
@@ -39,3 +48,25 @@ BLAS_THREADS_USED = "conditions.RunConditions.track_blas_threads"
 #: how quiet the run was): the gate reports their changes as the machine's, apart from the code's,
 #: and never fails on them.
 MACHINE_FIGURES = ("ceilings.", "crossover.", "conditions.")
+
+#: Benchmark versions whose figure is not the quantity the benchmark records now, with what it was.
+#: asv's version is a hash of a benchmark's code: it changes with edits that keep the quantity (the
+#: figure is then compared, flagged as from another version) and, where a change of method changes
+#: what the figure means, a recorded version goes here. Versions with the same text mean the same
+#: thing; an unlisted version means what the benchmark measures now. Keys are the first 16 hex digits.
+#: A change of meaning that leaves benchmarks/ as it is keeps the version and cannot be told apart
+#: (10cacf9 made the DRAM roof a read, DecodeRooflineFraction's denominator, at version c5e57412):
+#: such a change must change its benchmark's code too (docs/compare.md).
+_best_pass = "the best of its passes (before cb20725), not their median"
+_cold_call = "one cold call per sample, setup re-run before each (before 92e251c), not steps back to back"
+RETIRED_MEANINGS: dict[str, dict[str, str]] = {
+    BANDWIDTH_CEILING: {"d889f2edf1e7f750": _best_pass},
+    PEAK_CEILING: {"78a9683551bd8412": _best_pass},
+    "decode.DecodeDRAM.time_decode_step": {"404debb31a767150": _cold_call, "4c93eb4f8347213a": _cold_call},
+    "decode.DecodeCacheResident.time_decode_step": {"404debb31a767150": _cold_call, "4c93eb4f8347213a": _cold_call},
+    "backends.BackendDecode.time_decode_step": {"8a171028484fd97a": _cold_call, "119f66cb6bca6dc2": _cold_call},
+    "decode.DecodeRooflineFraction.track_roofline_fraction": {
+        "6d1aeadf792196b5": "a fraction of the best pass of STREAM add, not of the median of a read (10cacf9)"
+    },
+    PREDICTED_CROSSOVER: {"13cabd4be51328e4": "from the ceilings' best passes with STREAM add as the DRAM roof"},
+}

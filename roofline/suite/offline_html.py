@@ -8,7 +8,11 @@ SHA-256; ``tools/asv_offline_assets.py`` fetches and checks them). :func:`make_o
 into ``<html>/vendor/`` and points ``index.html`` there, so the folder works offline from any
 local web server; ``roofline serve`` does the same on the fly for a folder plain ``asv publish``
 left pointing at the CDNs. It also drops from the page's list the benchmarks that have no value on
-any machine (the CUDA class on CPU-only machines), which asv would show as empty boxes.
+any machine (the CUDA class on CPU-only machines), which asv would show as empty boxes, and lets the
+grid's titles wrap (asv cuts them at 292 px: "track_bandwidth [GB/s, higher is bette").
+
+``make bench`` then moves asv's page to ``asv.html`` and writes roofline's own landing page as
+``index.html`` (:mod:`roofline.report.page`); everything here finds asv's page in either place.
 
 cdnjs's minified builds of flot 0.8.3 and stupidtable 1.0.1 are not on npm: those come as flot's
 0.8.3 source (unminified, the same code) and stupidtable 1.1.3, the nearest published release.
@@ -38,6 +42,13 @@ WWW = Path(__file__).resolve().parent / "asv_www"
 VENDOR = "vendor"
 #: The libraries' licence texts, shipped beside them (and copied with them).
 LICENSES = "LICENSES.txt"
+#: The folder's entry page, and where asv's page goes when roofline's landing page takes that name.
+INDEX, ASV_PAGE = "index.html", "asv.html"
+#: asv's grid titles wrap instead of being cut at the thumbnail's width (bootstrap's .btn does not wrap).
+STYLE = (
+    '<style id="roofline-style">.benchmark-container{height:auto;min-height:116px;white-space:normal}'
+    ".benchmark-text{white-space:normal;overflow:visible;word-break:break-word}</style>"
+)
 
 
 @dataclass(frozen=True)
@@ -158,8 +169,29 @@ def offline_index(html: str) -> tuple[str, list[str]]:
         return text
 
     out = _TAG.sub(local, html)
+    if 'id="roofline-style"' not in out and "</head>" in out:
+        out = out.replace("</head>", f"{STYLE}</head>", 1)
     remote = [m.group(0) for tag in _TAG.finditer(out) for m in _REMOTE.finditer(tag.group(0))]
     return out, remote
+
+
+def is_asv_page(text: str) -> bool:
+    """Whether an HTML text is asv's own page (it loads asv's scripts), not roofline's landing page."""
+    return 'src="asv.js"' in text and 'src="graphdisplay.js"' in text
+
+
+def asv_page_in_index(html: Path) -> bool:
+    """Whether ``html``'s index.html is still asv's page (as ``asv publish`` leaves it)."""
+    try:
+        return is_asv_page((Path(html) / INDEX).read_text(encoding="utf-8"))
+    except OSError:
+        return False
+
+
+def asv_page(html: Path) -> Path:
+    """Where asv's page is: index.html as asv publish leaves it, asv.html once make bench moved it."""
+    html = Path(html)
+    return html / INDEX if asv_page_in_index(html) or not (html / ASV_PAGE).is_file() else html / ASV_PAGE
 
 
 def _has_value(node: object) -> bool:
@@ -198,7 +230,7 @@ def make_offline(html: Path) -> list[str]:
     no published page or the shipped libraries are not sound.
     """
     html = Path(html)
-    index = html / "index.html"
+    index = asv_page(html)
     if not index.is_file():
         raise BadInput(f"{html} holds no index.html (run asv publish first)")
     problems = check_assets()
@@ -213,7 +245,7 @@ def make_offline(html: Path) -> list[str]:
                 shutil.copyfile(source, target)
         text, remote = offline_index(index.read_text(encoding="utf-8"))
         atomic_write(index, text)
-        lines += [f"index.html still loads {r} from the internet (not a library roofline knows)" for r in remote]
+        lines += [f"{index.name} still loads {r} from the internet (not a library roofline knows)" for r in remote]
         hidden = hide_empty_benchmarks(html)
     except OSError as exc:
         raise BadInput(f"cannot make {html} work offline: {exc.strerror or exc}") from None
@@ -260,8 +292,9 @@ def hide_empty_benchmarks(html: Path) -> list[str]:
 
 
 def make_handler(html: Path) -> type[http.server.SimpleHTTPRequestHandler]:
-    """A request handler serving ``html`` read-only, offline: index.html rewritten by :func:`offline_index`,
-    ``vendor/`` from this package, index.json without the benchmarks no machine has a value for."""
+    """A request handler serving ``html`` read-only, offline: asv's page (index.html or asv.html) rewritten by
+    :func:`offline_index`, ``vendor/`` from this package, index.json without the benchmarks no machine has a
+    value for."""
     html = Path(html)
     files = _vendored()
     shown = benchmarks_with_values(html)
@@ -275,8 +308,10 @@ def make_handler(html: Path) -> type[http.server.SimpleHTTPRequestHandler]:
 
         def send_head(self):  # GET and HEAD both come here
             path = urllib.parse.urlsplit(self.path).path
-            if path in ("/", "/index.html"):
-                body = offline_index((html / "index.html").read_text(encoding="utf-8"))[0].encode()
+            page = html / (INDEX if path == "/" else path.lstrip("/"))
+            if path in ("/", f"/{INDEX}", f"/{ASV_PAGE}") and page.is_file():
+                text = page.read_text(encoding="utf-8")
+                body = (offline_index(text)[0] if is_asv_page(text) else text).encode()
                 return self._send(body, "text/html; charset=utf-8")
             if path.startswith(f"/{VENDOR}/") and path.removeprefix(f"/{VENDOR}/") in files:
                 name = path.removeprefix(f"/{VENDOR}/")

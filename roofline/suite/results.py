@@ -2,7 +2,9 @@
 
 Nothing here ever writes to the directory. A file that cannot be read is skipped with a
 warning; a benchmark that failed (asv stores null), was skipped (NaN) or comes from another
-version of the suite than ``benchmarks.json`` describes reads as None ("n/a").
+version of the suite than ``benchmarks.json`` describes reads as None ("n/a"), as asv publish
+shows it; :attr:`Run.recorded` keeps the last kind with the version that recorded it, for
+``roofline compare``, which sets machines side by side across versions (:func:`combine`).
 
 API::
 
@@ -21,6 +23,8 @@ API::
     run.points("decode.DecodeDRAM.track_gflops")  # [({"n": 256, "batch": 1}, 12.3), ...]
     run.envs["virtualenv-py3.11"]             # EnvRun: one environment's file alone, with asv's
                                               # statistics and raw samples (--record-samples)
+    run.recorded, run.versions                # every value whatever its version, and that version
+    combine([read_results(a), read_results(b)])   # several folders as one (BadInput on a conflict)
 
 The layout read: ``<dir>/benchmarks.json`` (name → type, unit, params, param_names, version),
 ``<dir>/<machine>/machine.json`` and ``<dir>/<machine>/<hash8>-<env>.json``, whose
@@ -32,16 +36,18 @@ The layout read: ``<dir>/benchmarks.json`` (name → type, unit, params, param_n
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BadInput
 from ..measure.ceilings import roof_kernel
-from .names import BANDWIDTH_CEILING
+from .machine_file import IDENTITY_KEYS
+from .names import BANDWIDTH_CEILING, RETIRED_MEANINGS
 
 #: asv 0.6's format versions of a result file and of benchmarks.json.
 RESULT_API_VERSION = 2
@@ -143,6 +149,15 @@ class Run:
     param_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: each environment's file alone, by asv's environment name (e.g. "virtualenv-py3.11")
     envs: dict[str, EnvRun] = field(default_factory=dict)
+    #: every value as recorded, whatever version of its benchmark recorded it (``values`` reads those of
+    #: another version than benchmarks.json's as n/a), and the version each benchmark's row names
+    recorded: dict[str, dict[ParamKey, Value]] = field(default_factory=dict)
+    versions: dict[str, str | None] = field(default_factory=dict)
+    #: asv's raw samples and statistics per combination (any version), from the first file holding them
+    samples: dict[str, dict[ParamKey, list[float]]] = field(default_factory=dict)
+    stats: dict[str, dict[ParamKey, dict[str, float]]] = field(default_factory=dict)
+    #: the suite that describes this run: its folder's benchmarks.json
+    suite: dict[str, Benchmark] = field(default_factory=dict, repr=False)
 
     def benchmarks(self) -> list[str]:
         return sorted(self.values)
@@ -154,6 +169,17 @@ class Run:
         if values is None or names is None or set(params) != set(names):
             return None
         return values.get(tuple(params[n] for n in names))
+
+    def recorded_run(self) -> Run:
+        """This run with its values of other benchmark versions than benchmarks.json's too, where they mean
+        what that version means (:func:`meaning`): one run's own figures."""
+        same = {
+            name: values
+            for name, values in self.recorded.items()
+            if name not in self.suite
+            or meaning(name, self.versions.get(name)) == meaning(name, self.suite[name].version)
+        }
+        return dataclasses.replace(self, values={**self.values, **same})
 
     def points(self, benchmark: str) -> list[tuple[dict[str, object], Value]]:
         """Every parameter combination of ``benchmark`` with its value, in asv's order."""
@@ -201,6 +227,10 @@ class Results:
     warnings: list[str] = field(default_factory=list)
     #: why benchmarks.json could not be used (missing, corrupt, other format), None when it was read
     benchmarks_problem: str | None = None
+    #: the warnings (also in :attr:`warnings`) about values of another benchmark version, read as n/a
+    version_notes: list[str] = field(default_factory=list)
+    #: every folder read (several after :func:`combine`)
+    paths: list[Path] = field(default_factory=list)
 
     def resolve_commit(self, prefix: str, machine: str | None = None) -> str:
         """The full hash that ``prefix`` names among the results (of ``machine``, if given).
@@ -270,7 +300,8 @@ def _column(cols: dict[str, object], name: str, count: int) -> list[object]:
     return column if isinstance(column, list) and len(column) == count else [None] * count
 
 
-def _add_file(run: Run, file: Path, data: dict, benchmarks: dict[str, Benchmark], warnings: list[str]) -> None:
+def _add_file(run: Run, file: Path, data: dict, benchmarks: dict[str, Benchmark], res: Results) -> None:
+    warnings = res.warnings
     columns = data.get("result_columns")
     results = data.get("results")
     if not isinstance(columns, list) or not isinstance(results, dict):
@@ -301,7 +332,10 @@ def _add_file(run: Run, file: Path, data: dict, benchmarks: dict[str, Benchmark]
         if not isinstance(result, list) or len(result) != len(keys):
             malformed.append(name)
             continue
-        if bench is not None and bench.version is not None and cols.get("version") not in (None, bench.version):
+        version = cols.get("version") if isinstance(cols.get("version"), str) else None
+        run.versions.setdefault(name, version or (bench.version if bench is not None else None))
+        recorded = result
+        if bench is not None and bench.version is not None and version not in (None, bench.version):
             stale.append(name)
             result = [None] * len(keys)
         if bench is not None and len(bench.param_names) == len(params):
@@ -309,40 +343,50 @@ def _add_file(run: Run, file: Path, data: dict, benchmarks: dict[str, Benchmark]
         else:
             names = tuple(f"param{i + 1}" for i in range(len(params)))
         values = run.values.setdefault(name, {})
+        kept = run.recorded.setdefault(name, {})
         run.param_names.setdefault(name, names)
         stats = {s: _column(cols, f"stats_{s}", len(keys)) for s in STATS}
         samples = _column(cols, "samples", len(keys))
-        for i, (key, raw) in enumerate(zip(keys, result, strict=True)):
+        for i, (key, raw, raw_kept) in enumerate(zip(keys, result, recorded, strict=True)):
             value = _number(raw)
             if raw is None and name not in stale:  # asv's null: it failed; NaN: skipped on purpose
                 failed.append(name)
             if values.get(key) is None:  # another environment's file may hold the value
                 values[key] = value
+            if kept.get(key) is None:
+                kept[key] = _number(raw_kept)
+            got = {s: _stat(stats[s][i]) for s in STATS}
+            finite = [x for x in map(_number, samples[i]) if x is not None] if isinstance(samples[i], list) else []
+            if _number(raw_kept) is not None:
+                if all(v is not None for v in got.values()):
+                    run.stats.setdefault(name, {}).setdefault(key, got)  # type: ignore[arg-type]
+                if finite:
+                    run.samples.setdefault(name, {}).setdefault(key, finite)
             if run.envs.get(env.env) is not env:
                 continue
             env.values.setdefault(name, {})[key] = value
             if value is None:
                 continue
-            got = {s: _stat(stats[s][i]) for s in STATS}
             if all(v is not None for v in got.values()):
                 env.stats.setdefault(name, {})[key] = got  # type: ignore[assignment]
-            if isinstance(samples[i], list):
-                finite = [x for x in map(_number, samples[i]) if x is not None]
-                if finite:
-                    env.samples.setdefault(name, {})[key] = finite
+            if finite:
+                env.samples.setdefault(name, {})[key] = finite
     if failed:
         uniq = sorted(set(failed))
         warnings.append(f"{file}: {len(failed)} value(s) failed, shown as n/a ({', '.join(uniq)})")
     if stale:
-        warnings.append(
+        note = (
             f"{file}: {len(stale)} benchmark(s) from another suite version than benchmarks.json, "
-            f"shown as n/a ({', '.join(sorted(stale))})"
+            f"which asv publish and the gate leave out ({', '.join(sorted(stale))})"
         )
+        warnings.append(note)
+        res.version_notes.append(note)
     if malformed:
         warnings.append(f"{file}: {len(malformed)} malformed benchmark row(s) ignored ({', '.join(sorted(malformed))})")
 
 
-def _read_machine(folder: Path, benchmarks: dict[str, Benchmark], warnings: list[str]) -> MachineResults | None:
+def _read_machine(folder: Path, benchmarks: dict[str, Benchmark], res: Results) -> MachineResults | None:
+    warnings = res.warnings
     machine = MachineResults(name=folder.name)
     info_file = folder / "machine.json"
     data, problem = _load_json(info_file) if info_file.exists() else (None, "missing")
@@ -365,13 +409,13 @@ def _read_machine(folder: Path, benchmarks: dict[str, Benchmark], warnings: list
         if problem:
             warnings.append(f"{file}: skipped: {problem}")
             continue
-        run = machine.runs.setdefault(commit, Run(machine=machine.name, commit=commit))
+        run = machine.runs.setdefault(commit, Run(machine=machine.name, commit=commit, suite=benchmarks))
         run.files.append(file.name)
         if isinstance(data.get("date"), int | float):
             run.date = int(data["date"])
         if isinstance(data.get("params"), dict):
             run.params = {**data["params"], **run.params}
-        _add_file(run, file, data, benchmarks, warnings)
+        _add_file(run, file, data, benchmarks, res)
     if not machine.runs and not machine.info:
         return None
     if not machine.runs:
@@ -386,16 +430,121 @@ def read_results(path: str | Path) -> Results:
         raise BadInput(f"results directory {path} does not exist")
     if not path.is_dir():
         raise BadInput(f"{path} is not a directory (give asv's results directory, e.g. .asv/results)")
-    res = Results(path=path)
+    res = Results(path=path, paths=[path])
     res.benchmarks = _read_benchmarks(path, res)
     try:
         folders: Iterable[Path] = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
     except OSError as exc:
         raise BadInput(f"cannot list {path}: {exc.strerror or exc}") from None
     for folder in folders:
-        machine = _read_machine(folder, res.benchmarks, res.warnings)
+        machine = _read_machine(folder, res.benchmarks, res)
         if machine is not None:
             res.machines[machine.name] = machine
     if not res.machines:
         raise BadInput(f"no asv results in {path} (expected <machine>/machine.json and result files)")
     return res
+
+
+# ---- several folders as one, across benchmark versions -------------------------------------------
+
+
+def meaning(benchmark: str, version: str | None) -> str | None:
+    """What ``benchmark`` measured at ``version`` where that is not what it measures now
+    (:data:`~roofline.suite.names.RETIRED_MEANINGS`); None for the current meaning."""
+    return RETIRED_MEANINGS.get(benchmark, {}).get(version[:16]) if version else None
+
+
+def same_quantity(a: Benchmark, b: Benchmark) -> bool:
+    """Two definitions of one benchmark record the same quantity: one unit, one list of parameter names
+    (their values may differ), versions that mean the same thing."""
+    return (a.unit, a.param_names, meaning(a.name, a.version)) == (b.unit, b.param_names, meaning(b.name, b.version))
+
+
+def _identity(info: dict[str, object]) -> dict[str, str]:
+    return {k: str(info[k]) for k in IDENTITY_KEYS if str(info.get(k, "")).strip()}
+
+
+def _join_runs(first: Run, other: Run, where: str) -> Run:
+    """One commit of one machine found in two folders: one run, or BadInput where a value differs.
+
+    Values are compared environment by environment (asv keeps one file per machine, commit and
+    environment); what only ``other`` holds is added.
+    """
+    for env in first.envs.keys() & other.envs.keys():
+        a, b = first.envs[env].values, other.envs[env].values
+        for name in a.keys() & b.keys():
+            for key in a[name].keys() & b[name].keys():
+                x, y = a[name][key], b[name][key]
+                if x is not None and y is not None and x != y:
+                    params = ", ".join(f"{n}={v}" for n, v in zip(first.param_names.get(name, ()), key, strict=False))
+                    raise BadInput(
+                        f"conflict: machine {first.machine} at commit {first.commit[:8]} ({env}): {name}"
+                        f"{f' ({params})' if params else ''} is {x:g} in one folder but {y:g} in {where}: "
+                        "the same machine, commit and benchmark with different values; compare one of them"
+                    )
+    run = dataclasses.replace(
+        first,
+        files=[*first.files, *(f for f in other.files if f not in first.files)],
+        envs={**other.envs, **first.envs},
+        suite={**other.suite, **first.suite},
+    )
+    for attr in ("values", "recorded", "versions", "param_names", "samples", "stats"):
+        setattr(run, attr, {**getattr(other, attr), **getattr(first, attr)})
+    return run
+
+
+def latest_by_version(res: Results) -> dict[str, int]:
+    """benchmark → the latest commit date of a result recorded under benchmarks.json's version of it."""
+    latest: dict[str, int] = {}
+    for machine in res.machines.values():
+        for run in machine.runs.values():
+            for name, version in run.versions.items():
+                bench = res.benchmarks.get(name)
+                measured = any(v is not None for v in run.recorded.get(name, {}).values())
+                if bench is not None and version in (None, bench.version) and measured:
+                    latest[name] = max(latest.get(name, 0), run.date or 0)
+    return latest
+
+
+def combine(parts: Sequence[Results]) -> Results:
+    """Several results folders as one, each run keeping the suite (benchmarks.json) of its own folder.
+
+    The reference suite (:attr:`Results.benchmarks`) holds each benchmark's definition of the version
+    recorded latest, as ``roofline merge`` keeps it (the first folder's on a tie). A machine in several
+    folders is one machine where its identity keys (arch, cpu, cores, memory) agree, and one commit of
+    it one run where every value both hold is equal; BadInput otherwise, naming the first difference.
+    """
+    if len(parts) == 1:
+        return parts[0]
+    out = Results(path=parts[0].path, paths=[p for r in parts for p in r.paths])
+    out.benchmarks_problem = parts[0].benchmarks_problem
+    newest: dict[str, int] = {}
+    latest = [latest_by_version(r) for r in parts]
+    for r, when in zip(parts, latest, strict=True):
+        for name, bench in r.benchmarks.items():
+            seen = out.benchmarks.get(name)
+            if seen is None or when.get(name, 0) > newest.get(name, 0):
+                out.benchmarks[name], newest[name] = bench, when.get(name, 0)
+    found: dict[str, Path] = {}
+    for r in parts:
+        out.warnings += r.warnings
+        out.version_notes += r.version_notes
+        for name, m in r.machines.items():
+            have = out.machines.get(name)
+            if have is None:
+                out.machines[name], found[name] = MachineResults(name, dict(m.info), dict(m.runs)), r.path
+                continue
+            a, b = _identity(have.info), _identity(m.info)
+            differ = [k for k in a.keys() & b.keys() if a[k] != b[k]]
+            if differ:
+                k = differ[0]
+                raise BadInput(
+                    f"conflict: machine {name} has {k} {a[k]!r} in {found[name]} but {b[k]!r} in {r.path}: "
+                    "two different machines under one name"
+                )
+            for commit, run in m.runs.items():
+                old = have.runs.get(commit)
+                have.runs[commit] = run if old is None else _join_runs(old, run, str(r.path))
+            have.info = {**m.info, **have.info}
+    out.machines = dict(sorted(out.machines.items()))
+    return out

@@ -4,12 +4,14 @@
 times a reference kernel, measures the ceilings **once** (STREAM, GEMM, torch's bf16/fp16/int8 GEMMs
 where the CPU computes them, and each memory level's roof) with likwid-bench's figures for the same
 roofs as their referee, timed beside each round of them where it runs,
-the crossover sweep, and every chosen decode point **once**. Points, ceilings and the sweeps are each
-timed in :data:`ROUNDS` rounds spread over the run (the points' samples interleaved, DRAM and
-cache-resident together; the sweep's batches likewise; the level sweep's sizes), each pooled into
-one figure: a slow minute of a shared machine moves one round, not the figure. Each turn starts once
-the last turn's BLAS workers have stopped spinning (:func:`~roofline.measure.timing.settle`). Then it times the
-reference again. Every benchmark of the run reads this one :class:`RunState`: a point's GFLOP/s,
+the crossover sweep, and every chosen decode point **once**. The run makes :data:`PASSES` passes over
+its parts; in each pass every part takes its turn and times one round (the points' samples
+interleaved, DRAM and cache-resident together; the sweep's batches likewise; the level sweep's
+sizes), and each part's rounds are pooled into one figure: a slow minute of a shared machine moves
+one round, not the figure. Each turn starts once the last turn's BLAS workers have stopped spinning
+(:func:`~roofline.measure.timing.settle`). Then it times the reference again. (asv's own ``rounds``,
+the ``time_`` twins' setting in benchmarks/common.py, is a third thing: asv runs every twin once per
+asv round.) Every benchmark of the run reads this one :class:`RunState`: a point's GFLOP/s,
 GB/s, time per call and roofline fraction come from the same timing, and every derived figure
 (fraction, ridge, predicted crossover) from the same ceilings: the figures the ceiling benchmarks
 record.
@@ -58,9 +60,10 @@ REGIME_N = {"dram": "ROOFLINE_N", "cache": "ROOFLINE_CACHE_N"}
 #: The compute roofs likwid-bench referees in every run (its ``peakflops`` kernels): GemmPeak's dtypes.
 REFEREE_PEAKS = ("fp32", "fp64")
 
-#: The moments of a run at which the decode points and the ceilings are timed (each ceiling's passes
-#: split among them). The ``time_`` twins take asv's samples in as many rounds (benchmarks/common.py).
-ROUNDS = 3
+#: The run's passes over its parts: the moments at which each part times one round (each ceiling's
+#: bandwidth passes and GEMMs split among them). The ``time_`` twins take their samples in as many asv
+#: rounds (benchmarks/common.py).
+PASSES = 3
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,7 @@ def roofs(bandwidth_gbps: Mapping[str, float], peak_gflops: Mapping[str, float])
 
 
 class _Part:
-    """One part of the run timed in rounds (``make()`` builds it, its ``time`` is one round); a part
+    """One part of the run timed in rounds (``make()`` builds its ``timer``, whose ``time`` is one round); a part
     that cannot be built or timed (a kernel that computes wrong values, sizes that cannot run, a
     broken clock) keeps its reason and times no later round. An ``optional`` part whose backend is
     absent here (BackendUnavailable while it is built) keeps why in ``skipped`` instead."""
@@ -145,21 +148,21 @@ class _Part:
     def __init__(self, make: Callable[[], object], optional: bool = False):
         self.failed = self.skipped = ""
         try:
-            self.rounds = make()
+            self.timer = make()
         except (KernelMismatch, BadInput) as exc:
-            self.rounds, self.failed = None, str(exc)
+            self.timer, self.failed = None, str(exc)
         except BackendUnavailable as exc:
             if not optional:
                 raise
-            self.rounds, self.skipped = None, str(exc)
+            self.timer, self.skipped = None, str(exc)
 
     def _time(self, *args) -> None:
-        if self.rounds is None:
+        if self.timer is None:
             return
         try:
-            self.rounds.time(*args)
+            self.timer.time(*args)
         except (KernelMismatch, BadInput) as exc:
-            self.rounds, self.failed = None, str(exc)
+            self.timer, self.failed = None, str(exc)
 
 
 class _Ceilings(_Part):
@@ -169,14 +172,14 @@ class _Ceilings(_Part):
         super().__init__(lambda: CeilingRounds(gemm_n=gemm_n))
 
     def time(self) -> None:
-        self._time(BANDWIDTH_RUNS // ROUNDS, GEMM_RUNS // ROUNDS, STREAM_ROUND_S)
+        self._time(BANDWIDTH_RUNS // PASSES, GEMM_RUNS // PASSES, STREAM_ROUND_S)
 
     def record(self, state: dict) -> None:
         """The figures the ceiling benchmarks record, and every derived figure divides by."""
-        if self.rounds is None:
+        if self.timer is None:
             state["ceilings_failed"] = self.failed
             return
-        c = self.rounds.ceilings()
+        c = self.timer.ceilings()
         hw = c.hardware
         # the roof is the figure hardware_from() makes of the roof kernel; the other kernels alike
         pick = "best" if hw.bandwidth == c.bandwidth[CEILING_KERNEL].best else "median"
@@ -201,7 +204,7 @@ class _Referee(_Part):
         self.peaks: tuple[str, ...] = ()
         self.caches: tuple[str, ...] = ()
         if not params.referee():
-            self.rounds, self.failed, self.skipped = None, "", "the referees are off (ROOFLINE_REFEREE=off)"
+            self.timer, self.failed, self.skipped = None, "", "the referees are off (ROOFLINE_REFEREE=off)"
             return
         sizes = referee_sizes(capacities(cache_topology()))
         self.dram, self.peaks = (REFEREE_OUTER,), REFEREE_PEAKS
@@ -213,19 +216,19 @@ class _Referee(_Part):
         try:
             self._time(roofs)
         except BackendUnavailable as exc:  # it ran before, in this run: a later round that cannot is a failure
-            self.rounds, self.failed = None, str(exc)
+            self.timer, self.failed = None, str(exc)
 
     def turn(self, roofs: tuple[str, ...]) -> Callable[[], None]:
         """A turn of the run that times ``roofs`` (one of :attr:`dram`, :attr:`peaks`, :attr:`caches`)."""
         return lambda: self.time(roofs)
 
     def record(self, state: dict) -> None:
-        if self.rounds is None:
+        if self.timer is None:
             state["referee_failed"], state["referee_skipped"] = self.failed, self.skipped
             if self.failed:
                 state["warnings"].append(f"the roofs' referee stopped: {self.failed}")
             return
-        rounds, self.rounds = self.rounds, None
+        rounds, self.timer = self.timer, None
         state["referees"] = rounds.medians()
 
 
@@ -240,10 +243,10 @@ class _Compute(_Part):
         self._time(COMPUTE_ROUND_S)
 
     def record(self, state: dict) -> None:
-        if self.rounds is None:
+        if self.timer is None:
             state["compute_failed"] = self.failed
             return
-        rounds, self.rounds = self.rounds, None  # the operands go
+        rounds, self.timer = self.timer, None  # the operands go
         state["compute_peaks"] = {**rounds.skipped, **{r.dtype: float(r.gflops) for r in rounds.roofs()}}
 
 
@@ -254,7 +257,7 @@ class _Sweep(_Part):
 
     def __init__(self, n: int):
         super().__init__(
-            lambda: SweepRounds(n, SWEEP_BATCHES, repeats=-(-SWEEP_REPEATS // ROUNDS), min_total_s=MIN_TOTAL_S / ROUNDS)
+            lambda: SweepRounds(n, SWEEP_BATCHES, repeats=-(-SWEEP_REPEATS // PASSES), min_total_s=MIN_TOTAL_S / PASSES)
         )
 
     def time(self) -> None:
@@ -262,7 +265,7 @@ class _Sweep(_Part):
 
     def record(self, state: dict) -> None:
         """The observed crossover (the knee of every round's samples) and the sweep's warnings."""
-        rounds, self.rounds, s = self.rounds, None, None  # the steps' pools go
+        rounds, self.timer, s = self.timer, None, None  # the steps' pools go
         try:
             s = rounds.result() if rounds is not None else None
         except (KernelMismatch, BadInput) as exc:
@@ -290,19 +293,19 @@ class _Levels(_Part):
         super().__init__(lambda: LevelRounds(kernel_names=(ROOF_KERNEL,)), optional=True)
 
     def time(self) -> None:
-        rounds = self.rounds
-        self._time(-(-LEVEL_ROUNDS // ROUNDS))
-        if self.rounds is None and rounds is not None:  # a failed round: its threads end now
+        rounds = self.timer
+        self._time(-(-LEVEL_ROUNDS // PASSES))
+        if self.timer is None and rounds is not None:  # a failed round: its threads end now
             rounds.close()
 
     def close(self) -> None:
         """End the sweep's threads where :meth:`record` has not (a run that stopped on the way)."""
-        if self.rounds is not None:
-            self.rounds.close()
+        if self.timer is not None:
+            self.timer.close()
 
     def record(self, state: dict) -> None:
         """Each level's roof and size from every round's samples; the sweep's threads end."""
-        rounds, self.rounds, s = self.rounds, None, None
+        rounds, self.timer, s = self.timer, None, None
         try:
             s = rounds.result() if rounds is not None else None
         except BadInput as exc:
@@ -385,13 +388,13 @@ def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str
     rounds, ceilings, sweeping = StepRounds(list(steps.values())), _Ceilings(gemm_n), _Sweep(sweep_n)
     referee, compute, levels = _Referee(), _Compute(gemm_n), _Levels()
     parts = (ceilings, referee, compute, sweeping, levels)
-    # every part in turn, ROUNDS times, each pooled over its rounds; each referee right beside the parts
+    # every part in turn, PASSES times, each pooled over its rounds; each referee right beside the parts
     # it referees, since this machine moves within seconds: DRAM's after the points and after the sweep
     # (twice a round: DRAM moves most), the FMA peaks' after the ceilings, the caches' after the levels
     turns = (rounds.time, referee.turn(referee.dram), ceilings.time, referee.turn(referee.peaks), compute.time)
     turns += (sweeping.time, referee.turn(referee.dram), levels.time, referee.turn(referee.caches))
     try:
-        for _ in range(ROUNDS):
+        for _ in range(PASSES):
             for turn in turns:
                 settle()  # the last turn's BLAS workers asleep: they would spin beside this one's threads
                 turn()

@@ -1,0 +1,57 @@
+"""Engines people decode with on CPUs, decoding a real model file here, held to this machine's bound.
+
+Thin by design: the parameters here, everything else in :mod:`roofline.suite.harness` (``roofline decode
+--measure --engine llama.cpp`` is the same measurement as a command; docs/engines.md says what it
+measures). setup_cache writes the GGUF files once (cached with the weight pools) and times every
+combination in rounds beside the roofs; without the ``engines`` extra every combination is skipped with
+the reason.
+"""
+
+from .common import Absent, Benchmark, measured, suite
+
+
+class LlamaCppDecode(Benchmark):
+    """llama.cpp decoding a random-weight Llama GGUF per format and batch, against its bound and prediction."""
+
+    params = (["F16", "Q8_0", "Q4_0"], [1, 8])
+    param_names = ("format", "batch")
+
+    def setup_cache(self):
+        return measured("engine_decode_grid", "llama.cpp", *self.params)
+
+    setup_cache.timeout = 1800
+
+    def setup(self, grid, fmt, batch):
+        self.entry = suite.engine_entry(grid, fmt, batch)
+
+    def optional(self, field):
+        """A figure this combination may lack (the prediction of a compute-bound step): asv skips it then."""
+        try:
+            return suite.entry_value(self.entry, field)
+        except NotImplementedError as exc:
+            raise Absent(str(exc)) from None
+
+    def track_tokens_per_s(self, grid, fmt, batch):
+        return suite.grid_value(self.entry, "tokens_per_s")
+
+    track_tokens_per_s.unit = "tokens/s"
+
+    def track_counter_tokens_per_s(self, grid, fmt, batch):
+        return self.optional("counter_tokens_per_s")
+
+    track_counter_tokens_per_s.unit = "tokens/s"
+
+    def track_bound_tokens_per_s(self, grid, fmt, batch):
+        return suite.grid_value(self.entry, "bound_tokens_per_s")
+
+    track_bound_tokens_per_s.unit = "tokens/s"
+
+    def track_predicted_tokens_per_s(self, grid, fmt, batch):
+        return self.optional("predicted_tokens_per_s")
+
+    track_predicted_tokens_per_s.unit = "tokens/s"
+
+    def track_roofline_fraction(self, grid, fmt, batch):
+        return suite.grid_value(self.entry, "fraction")
+
+    track_roofline_fraction.unit = "fraction of bound"

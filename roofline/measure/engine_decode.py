@@ -1,0 +1,337 @@
+"""An engine decoding a real GGUF here, held to the bound from the same rounds' roofs and predicted from them.
+
+In each of ``rounds`` rounds, one after another: this machine's roofs (the ``read`` bandwidth kernel
+and the fp32 GEMM, :class:`~.ceilings.CeilingRounds`), then every (format, batch) on the engine (a
+fresh session: load, prefill, ``warmup`` steps, ``steps`` timed steps; the formats' order turns
+from round to round), then the suite's own batch-1 decode step (numpy's y = W·x over a pool ≥ 4×
+the LLC, :func:`~.numpy_step.decode_step`) at the model's width. Every figure pools its rounds, so
+a slow minute of a shared machine moves one round, not a ratio.
+
+The bound is ``roofline decode --hardware local`` for the same model, format (``--quant``) and
+KV length on the pooled roofs; the prediction is the bound times the fraction of its roof the
+suite's batch-1 GEMV reached in the same rounds: what this machine's memory gives a plain
+bandwidth-bound kernel, applied to the engine's bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..errors import BadInput, KernelMismatch, positive_int
+from ..host import blas_threads, cpu_count, total_memory_bytes
+from ..model.arithmetic import gemm_intensity, roofline_fraction
+from ..model.decode import DecodeSetup, Step, beats_bound, bound_fraction, size_text, step
+from ..model.gguf_layout import GGUF_FORMATS, gguf_format, step_bytes
+from ..model.hardware import Hardware
+from ..model.llm import ModelShape
+from .ceilings import CeilingRounds, Ceilings
+from .engines import (
+    CALL_BUDGET_S,
+    MAX_CHUNK,
+    Engine,
+    EngineFailed,
+    EngineMeasured,
+    EngineOutcome,
+    EngineSkipped,
+    pooled_counters,
+    prompt,
+    time_steps,
+)
+from .gguf_files import CONTEXT_LENGTH, import_gguf, model_file
+from .numpy_step import decode_step
+from .pools import POOL_LLC_MULTIPLE, escape_bytes
+from .step import DecodeMeasurement, StepRounds
+from .timing import Timing, pooled, settle
+
+#: llama.cpp's KV cache holds keys and values in F16 by default.
+KV_DTYPE = "fp16"
+#: The GEMM ceiling's runs per round (the bound is bandwidth's at small batch; two keep a round short).
+GEMM_RUNS_PER_ROUND = 2
+
+
+@dataclass(frozen=True)
+class EngineRun:
+    """What one measurement did and found: each (format, batch)'s outcome, the roofs and the GEMV of its rounds."""
+
+    engine: str
+    version: str
+    shape: ModelShape
+    context: int
+    warmup: int
+    steps: int
+    rounds: int
+    threads: int
+    file_bytes: dict[str, int]
+    outcomes: dict[tuple[str, int], EngineOutcome]
+    ceilings: Ceilings | None
+    gemv: DecodeMeasurement | None
+    warnings: tuple[str, ...] = ()
+    #: Formats whose step reads less than the DRAM rule (4× the LLC): partly cache-resident, no DRAM-bound case.
+    resident: tuple[str, ...] = ()
+
+    @property
+    def mean_kv_tokens(self) -> int:
+        """KV entries a timed step reads on average: the prompt, the warm-up, half the timed steps."""
+        return self.context + self.warmup + (self.steps + 1) // 2
+
+    @property
+    def hardware(self) -> Hardware | None:
+        """The pooled roofs as the bound sees them, with this machine's RAM as memory."""
+        if self.ceilings is None:
+            return None
+        return replace(self.ceilings.hardware, memory_bytes=total_memory_bytes())
+
+    @property
+    def gemv_fraction(self) -> float | None:
+        """The suite's batch-1 GEMV (fp32) as a fraction of its roof at its exact intensity."""
+        hw, m = self.hardware, self.gemv
+        if hw is None or m is None:
+            return None
+        return roofline_fraction(m.gflops * 1e9, hw, gemm_intensity(m.n, 1, 4), "fp32")
+
+
+def _checked(
+    engine: Engine, formats: list[str], batches: list[int], context: int, warmup: int, steps: int, rounds: int
+):
+    formats = [gguf_format(f) for f in formats]
+    off = [f for f in formats if f not in engine.formats]
+    if off or not formats:
+        raise BadInput(f"{engine.name} runs {', '.join(engine.formats)} here; got {', '.join(off) or 'none'}")
+    for what, value in (("context", context), ("steps", steps), ("rounds", rounds)):
+        positive_int(what, value)
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 1:
+        raise BadInput(f"warm-up steps must be ≥ 1 (the engine's counters are read from the first), got {warmup!r}")
+    if context + warmup + steps > CONTEXT_LENGTH:
+        raise BadInput(
+            f"context {context} + {warmup} warm-up + {steps} timed steps is over the {CONTEXT_LENGTH} tokens the "
+            "GGUF files written here hold"
+        )
+    return list(dict.fromkeys(formats)), list(dict.fromkeys(positive_int("batch", b) for b in batches))
+
+
+def _chunk(shape: ModelShape, hw: Hardware) -> int:
+    """Prefill tokens per call: about CALL_BUDGET_S of arithmetic at the fp32 roof, at most MAX_CHUNK."""
+    flops_per_token = 2 * shape.matmul_params_per_token
+    return max(1, min(MAX_CHUNK, int(CALL_BUDGET_S * hw.peak("fp32") / flops_per_token)))
+
+
+#: One round of one (format, batch): the wall clock's timing, the counters' (None if off) and a note.
+Round = tuple[Timing, Timing | None, str]
+
+
+def _time_one(
+    engine: Engine,
+    path,
+    shape: ModelShape,
+    batch: int,
+    chunk: int,
+    threads: int,
+    context: int,
+    warmup: int,
+    steps: int,
+    seed: int,
+) -> Round:
+    """A fresh session on the file: prefill, then one round of steps; closed whatever happens."""
+    session = engine.open(path, batch, context + warmup + steps, threads, chunk)
+    try:
+        first = session.prefill(prompt(context, shape.vocab, seed))
+        return time_steps(session, first, context, warmup, steps)
+    finally:
+        session.close()
+
+
+def _outcomes(
+    timings: dict[tuple[str, int], list[Round]], failed: dict[tuple[str, int], str], kv_tokens: float
+) -> dict[tuple[str, int], EngineOutcome]:
+    """Each combination's rounds pooled, or why it failed."""
+    outcomes: dict[tuple[str, int], EngineOutcome] = {}
+    for (fmt, batch), got in timings.items():
+        if (fmt, batch) in failed:
+            outcomes[(fmt, batch)] = EngineFailed(failed[(fmt, batch)])
+            continue
+        notes = "; ".join(sorted({note for _, _, note in got if note}))
+        counters = pooled_counters([c for _, c, _ in got])
+        outcomes[(fmt, batch)] = EngineMeasured(fmt, batch, pooled([t for t, _, _ in got]), counters, kv_tokens, notes)
+    return outcomes
+
+
+def measure_engine_decode(
+    engine: Engine,
+    shape: ModelShape,
+    formats: list[str],
+    batches: list[int],
+    context: int = 32,
+    warmup: int = 2,
+    steps: int = 16,
+    rounds: int = 3,
+    threads: int | None = None,
+    seed: int = 0,
+    gemm_n: int | None = None,
+) -> EngineRun:
+    """Write (or reuse) the model's GGUF in each format, then time the engine at every batch in ``rounds`` rounds.
+
+    An engine that cannot run here makes every outcome :class:`EngineSkipped` (nothing is measured);
+    a file that cannot be written (disk, memory, shape) is BadInput before anything runs. ``gemm_n``:
+    the fp32 GEMM ceiling's size (default: the suite's, 4096).
+    """
+    formats, batches = _checked(engine, formats, batches, context, warmup, steps, rounds)
+    threads = threads or blas_threads() or cpu_count()
+    why = engine.unavailable()
+    if why is None:
+        try:
+            import_gguf()
+        except NotImplementedError as exc:
+            why = str(exc)
+    if why is not None:
+        skipped = {(f, b): EngineSkipped(why) for f in formats for b in batches}
+        return EngineRun(engine.name, "", shape, context, warmup, steps, rounds, threads, {}, skipped, None, None)
+    files = {f: model_file(shape, f, seed) for f in formats}
+    resident = tuple(f for f in formats if step_bytes(shape, f) < escape_bytes())
+    warnings = [
+        f"{f}: a step reads {size_text(step_bytes(shape, f))}, under {POOL_LLC_MULTIPLE}× the last-level cache "
+        f"({size_text(escape_bytes())}): partly cache-resident, not the DRAM-bound case"
+        for f in resident
+    ]
+    roofs = CeilingRounds(("float32",), gemm_n=gemm_n, kinds=("read",))
+    gemv = StepRounds([decode_step(shape.hidden, 1, "float32", "dram", seed)])
+    timings: dict[tuple[str, int], list[Round]] = {(f, b): [] for f in formats for b in batches}
+    failed: dict[tuple[str, int], str] = {}
+    paths = {f: files[f].path for f in formats}
+    for r in range(rounds):
+        roofs.time(gemm_runs=GEMM_RUNS_PER_ROUND, round_s=1.0)
+        chunk = _chunk(shape, roofs.ceilings().hardware)
+        settle()
+        for fmt in formats[r % len(formats) :] + formats[: r % len(formats)]:  # the order turns each round
+            for batch in batches:
+                if (fmt, batch) not in failed:
+                    try:
+                        timings[(fmt, batch)].append(
+                            _time_one(engine, paths[fmt], shape, batch, chunk, threads, context, warmup, steps, seed)
+                        )
+                    except (BadInput, KernelMismatch) as exc:
+                        failed[(fmt, batch)] = str(exc)
+        settle()
+        gemv.time()
+    outcomes = _outcomes(timings, failed, float(context + warmup + (steps + 1) / 2))
+    return EngineRun(
+        engine.name,
+        engine.version(),
+        shape,
+        context,
+        warmup,
+        steps,
+        rounds,
+        threads,
+        {f: files[f].nbytes for f in formats},
+        outcomes,
+        roofs.ceilings(),
+        gemv.measurements()[0],
+        tuple(warnings),
+        resident,
+    )
+
+
+# ---- held to the bound, and predicted -----------------------------------------------------------
+
+
+#: The roof that bounds each format's arithmetic in llama.cpp on a CPU: F16 weights are widened to fp32 and
+#: multiplied there (ggml's F16 dot products, F16C + FMA); Q8_0 and Q4_0 multiply int8 activations by int8
+#: weights, a rate no roof of this run measures (numpy has no int8 GEMM; torch's needs VNNI or AMX). A
+#: step without an arithmetic roof is bounded by its bytes alone: the fp32 roof is no bound on int8 work.
+ARITHMETIC_ROOF = {"F16": "fp32", "Q8_0": None, "Q4_0": None}
+
+
+@dataclass(frozen=True)
+class EngineRow:
+    """One measured (format, batch): wall clock and counters, the bound of the same model, the prediction.
+
+    ``bound``: the step of ``roofline decode`` for the same model and format; ``bound_s`` is its per-phase
+    time where the format's arithmetic has a roof (:data:`ARITHMETIC_ROOF`), else its bytes ÷ bandwidth.
+    ``fraction``: ``bound_s`` ÷ the wall clock's step; ``counter_fraction`` the same against the engine's
+    counters. ``predicted_tokens_per_s``: the bound × the suite's batch-1 GEMV fraction, for the batch-1
+    steps the bandwidth bounds (None elsewhere: a batch-1 GEMV's efficiency says nothing of arithmetic
+    or of a batch's); ``prediction_error``: predicted ÷ measured − 1.
+    """
+
+    measured: EngineMeasured
+    bound: Step
+    bound_s: float
+    bound_kind: str
+    fraction: float
+    counter_fraction: float | None
+    predicted_tokens_per_s: float | None
+
+    @property
+    def format(self) -> str:
+        return self.measured.format
+
+    @property
+    def batch(self) -> int:
+        return self.measured.batch
+
+    @property
+    def bound_tokens_per_s(self) -> float:
+        return self.batch / self.bound_s
+
+    @property
+    def flagged(self) -> bool:
+        return beats_bound(self.fraction) or (self.counter_fraction is not None and beats_bound(self.counter_fraction))
+
+    @property
+    def prediction_error(self) -> float | None:
+        if self.predicted_tokens_per_s is None:
+            return None
+        return self.predicted_tokens_per_s / self.measured.tokens_per_s - 1
+
+    def as_dict(self) -> dict[str, object]:
+        m = self.measured
+        return {
+            "format": m.format,
+            "weights": GGUF_FORMATS[m.format],
+            "batch": m.batch,
+            "step_s": m.step_s,
+            "spread": m.timing.spread,
+            "steps_s": list(m.timing.per_call),
+            "tokens_per_s": m.tokens_per_s,
+            "counter_step_s": m.counter_s,
+            "counter_tokens_per_s": m.counter_tokens_per_s,
+            "counter_spread": None if m.counters is None else m.counters.spread,
+            "counter_note": m.counter_note,
+            "bound_step_s": self.bound_s,
+            "bound_tokens_per_s": self.bound_tokens_per_s,
+            "bound": self.bound_kind,
+            "bound_bytes": self.bound.weight_bytes + self.bound.kv_bytes,
+            "fraction": self.fraction,
+            "counter_fraction": self.counter_fraction,
+            "predicted_tokens_per_s": self.predicted_tokens_per_s,
+            "prediction_error": self.prediction_error,
+            "beats_bound": self.flagged,
+        }
+
+
+def engine_setup(run: EngineRun, fmt: str, hardware: Hardware) -> DecodeSetup:
+    """The bound's setup for one format of ``run``: its model, weights (``--quant``), F16 KV, mean KV length."""
+    return DecodeSetup(run.shape, hardware, dtype=GGUF_FORMATS[fmt], kv_dtype=KV_DTYPE, context=run.mean_kv_tokens)
+
+
+def hold_engine(run: EngineRun, hardware: Hardware | None = None) -> tuple[EngineRow, ...]:
+    """Every measured outcome of ``run`` with its bound on ``hardware`` (default: the run's own roofs)."""
+    hw = hardware or run.hardware
+    efficiency = run.gemv_fraction
+    rows = []
+    for (fmt, batch), outcome in run.outcomes.items():
+        if not isinstance(outcome, EngineMeasured) or hw is None:
+            continue
+        bound = step(engine_setup(run, fmt, hw), batch)
+        roof = ARITHMETIC_ROOF[fmt]
+        if roof is not None and roof in hw.peak_flops:
+            bound_s, kind = bound.step_s, bound.bound
+        else:
+            bound_s, kind = bound.memory_s, "bandwidth (no int8 roof)"
+        counter = None if outcome.counter_s is None else bound_fraction(bound_s, outcome.counter_s)
+        predicted = None
+        if efficiency is not None and batch == 1 and kind.startswith("bandwidth"):
+            predicted = batch / bound_s * efficiency
+        fraction = bound_fraction(bound_s, outcome.step_s)
+        rows.append(EngineRow(outcome, bound, bound_s, kind, fraction, counter, predicted))
+    return tuple(rows)

@@ -1,0 +1,141 @@
+"""The comparison page: ``compare.html`` beside asv's HTML, static and offline.
+
+asv has no page that sets machines side by side (asv issue #1220). :func:`write_page` writes one
+into a folder (``roofline compare --html DIR``; ``make bench`` into asv's html folder, linked from
+asv's navigation bar by :func:`link_from_index`): the table of :mod:`roofline.report.compare`
+and one picture, ``compare.svg``, of every machine's measured roofs and DRAM decode points with
+each machine's crossover (``compare --plot``'s picture). Plain HTML and an SVG image, no script
+and no address outside the folder: it opens from the disk as well as from a server.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from ..errors import BadInput
+from ..files import atomic_write
+from ..suite.offline_html import asv_page
+from .compare import CHANGED, Comparison, Row, cell_text, direction_mark, legend
+from .plot import plot_overlay  # the one picture of several machines, compare --plot's
+
+PAGE = "compare.html"
+PICTURE = "compare.svg"
+#: The entry :func:`link_from_index` adds to asv's navigation bar, found again by its id.
+NAV_ID = "nav-li-roofline-compare"
+NAV_ITEM = f'<li id="{NAV_ID}"><a href="{PAGE}">Machines compared</a></li>'
+
+STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { padding: 2px 10px; border-bottom: 1px solid #e4e4e4; white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th.section { text-align: left; background: #f3f3f3; padding-top: 6px; }
+td.unit { color: #666; }
+.ratio { color: #555; font-size: 90%; }
+.better { color: #1a7f37; } .worse { color: #b42318; }
+.changed { color: #b42318; }
+ul.legend { color: #444; }
+img { max-width: 100%; border: 1px solid #ddd; }
+"""
+
+
+def check_page_folder(folder: Path) -> None:
+    """BadInput unless ``folder`` is a folder, or can be made one in an existing folder."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise BadInput(f"--html {folder}: not a directory")
+    if not folder.exists() and not folder.resolve().parent.is_dir():
+        raise BadInput(f"--html {folder}: folder {folder.resolve().parent} does not exist")
+
+
+def _ratio_class(row: Row, ratio: float | None) -> str:
+    if ratio is None or row.better is None or ratio == 1:
+        return "ratio"
+    good = ratio > 1 if row.better == "higher" else ratio < 1
+    return f"ratio {'better' if good else 'worse'}"
+
+
+def _cell(cmp: Comparison, row: Row, i: int) -> str:
+    cell = row.cells[i]
+    text = html.escape(cell_text(row, cell))
+    title = html.escape(cell.note or cell.interval_from)
+    classes = "fact" if row.kind == "fact" else "num changed" if cell.status == CHANGED else "num"
+    out = f'<td class="{classes}" title="{title}">{text}'
+    if row.ratios and cmp.baseline and cmp.names[i] != cmp.baseline and row.ratios[i] is not None:
+        out += f' <span class="{_ratio_class(row, row.ratios[i])}">{row.ratios[i]:.3g}×</span>'
+    return out + "</td>"
+
+
+def table_html(cmp: Comparison) -> str:
+    """The comparison table: a section heading per group of rows, a column per machine."""
+    head = "".join(f"<th>{html.escape(m)}{' (baseline)' if m == cmp.baseline else ''}</th>" for m in cmp.names)
+    lines = [f"<table><thead><tr><th>machine</th><th></th>{head}</tr></thead><tbody>"]
+    section = ""
+    for row in cmp.rows:
+        if row.key == "machine":
+            continue
+        if row.section != section:
+            section = row.section
+            lines.append(f'<tr><th class="section" colspan="{len(cmp.names) + 2}">{html.escape(section)}</th></tr>')
+        unit = f"{direction_mark(row.better)} {row.unit}".strip() if row.kind != "fact" else ""
+        cells = "".join(_cell(cmp, row, i) for i in range(len(cmp.names)))
+        lines.append(
+            f'<tr><td>{html.escape(row.label.strip())}</td><td class="unit">{html.escape(unit)}</td>{cells}</tr>'
+        )
+    lines.append("</tbody></table>")
+    return "\n".join(lines)
+
+
+def page_html(cmp: Comparison, picture: str | None, note: str = "") -> str:
+    """The whole page: sources, the picture, the table, its legend."""
+    sources = ", ".join(html.escape(s) for s in cmp.sources) or "asv results"
+    figure = f'<p><img src="{picture}" alt="every machine\'s roofline and crossover"></p>' if picture else ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in legend(cmp))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>roofline: machines compared</title>
+<style>{STYLE}</style></head><body>
+<h1>Machines compared</h1>
+<p>From {sources}: {len(cmp.names)} machine(s){f", baseline {html.escape(cmp.baseline)}" if cmp.baseline else ""}.
+Written by <code>roofline compare --html</code>;
+<a href="index.html">the run's page</a> and asv's pages hold each machine's history.</p>
+{figure}{f"<p>{html.escape(note)}</p>" if note else ""}
+{table_html(cmp)}
+<ul class="legend">{items}</ul>
+</body></html>
+"""
+
+
+def write_page(cmp: Comparison, folder: Path) -> Path:
+    """Write ``compare.html`` and ``compare.svg`` into ``folder`` (made if missing); the page's path."""
+    check_page_folder(folder)
+    folder = Path(folder)
+    try:
+        folder.mkdir(exist_ok=True)
+        picture, note = PICTURE, ""
+        try:
+            plot_overlay(cmp.machines, folder / PICTURE)
+        except BadInput as exc:  # matplotlib missing: the table alone, saying why
+            picture, note = None, f"No picture: {exc}"
+        atomic_write(folder / PAGE, page_html(cmp, picture, note))
+    except OSError as exc:
+        raise BadInput(f"cannot write the page into {folder}: {exc.strerror or exc}") from None
+    return folder / PAGE
+
+
+def link_from_index(folder: Path) -> bool:
+    """Add "Machines compared" to asv's navigation bar (once), in ``folder``'s asv page (index.html as asv
+    publish leaves it, asv.html behind roofline's landing page); whether it is there."""
+    index = asv_page(Path(folder))
+    try:
+        text = index.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    if NAV_ID in text:
+        return True
+    anchor = re.search(r'<li id="nav-li-regressions">.*?</li>', text, re.DOTALL)
+    if anchor is None:
+        return False
+    atomic_write(index, text[: anchor.end()] + f"\n\t{NAV_ITEM}" + text[anchor.end() :])
+    return True
