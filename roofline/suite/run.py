@@ -288,7 +288,7 @@ class _Levels(_Part):
 
     def __init__(self):
         if not params.levels():
-            self.rounds, self.failed, self.skipped = None, "", "the level sweep is off (ROOFLINE_LEVELS=off)"
+            self.timer, self.failed, self.skipped = None, "", "the level sweep is off (ROOFLINE_LEVELS=off)"
             return
         super().__init__(lambda: LevelRounds(kernel_names=(ROOF_KERNEL,)), optional=True)
 
