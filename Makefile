@@ -29,7 +29,7 @@ GALLERY_FLAGS := $(if $(TRIAL),--trial)
 FLEET_OUT ?= .fleet
 FLEET_ARGS ?=
 
-.PHONY: bench gallery test lint clean fleet
+.PHONY: bench gallery test test-fast lint clean fleet
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,9 +55,14 @@ gallery: $(VENV)/.bench-installed
 fleet: $(VENV)/.fleet-installed
 	$(BIN)/python fleet/run.py --out $(FLEET_OUT) $(FLEET_ARGS)
 
-test: $(VENV)/.test-installed
+# The two tiers (setup.cfg's markers): test-fast, what no asv, `roofline bench`, Chromium or ReFrame
+# runs in and no long measurement needs; then the e2e and slow tests. make test runs both.
+test-fast: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools fleet
-	$(BIN)/python -m pytest -p randomly --durations=15
+	$(BIN)/python -m pytest -p randomly -m "not e2e and not slow" --durations=5
+
+test: test-fast
+	$(BIN)/python -m pytest -p randomly -m "e2e or slow" --durations=15
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools fleet

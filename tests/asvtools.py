@@ -22,11 +22,15 @@ SMALL_ENV = {
     "ROOFLINE_GEMM_N": "512",
     "ROOFLINE_LLC_BYTES": "1M",
     "ROOFLINE_BACKEND_N": "256",
-    "ROOFLINE_BACKEND_BATCH": "1,64",
+    "ROOFLINE_BACKEND_BATCH": "1",
+    # the CUDA class runs (and skips without a GPU) at its fixed grid's 8192 × 1, two of its dtypes
+    "ROOFLINE_GPU_DTYPES": "bf16,fp8",
     "ROOFLINE_MODEL": "llama-3-8b:layers=1,hidden=64,heads=4,kv_heads=2,head_dim=16,intermediate=128,vocab=256",
     "ROOFLINE_ENGINE_MODEL": "llama-3.2-1b:layers=1,hidden=64,heads=4,kv_heads=2,intermediate=128,vocab=256",
-    # each likwid-bench run sleeps 1 s: the referees stay on only in the session's one shared bench
+    # each likwid-bench run sleeps 1 s, and the level sweep was ~40 % of a run's measurement: both stay on
+    # only in the session's one shared bench (conftest.made_bench), which reads them
     "ROOFLINE_REFEREE": "off",
+    "ROOFLINE_LEVELS": "off",
 }
 
 

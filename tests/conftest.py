@@ -1,10 +1,62 @@
-"""Shared fixtures: small, private data so unit tests never touch the real 2 GiB pool."""
+"""Shared fixtures: small, private data so unit tests never touch the real 2 GiB pool; and the tiers' guard.
+
+The tiers (setup.cfg's markers): ``make test-fast`` runs ``-m "not e2e and not slow"``, ``make test`` that and
+then ``-m "e2e or slow"``. A test that launches asv, `roofline bench`, Chromium or ReFrame (tests/launches.py)
+without ``@pytest.mark.e2e`` fails, in its setup, call or teardown, so that the fast tier stays fast.
+"""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
+from . import launches
 from .asvtools import asv_env, bench, scratch_repo
+
+pytest_plugins = ["pytester"]  # test_tiers runs a pytest of its own
+
+#: The item whose setup, call or teardown runs now, while it carries no e2e marker (None otherwise).
+_UNMARKED: list[pytest.Item] = []
+_LAUNCHED = pytest.StashKey[list[str]]()
+_popen_init = subprocess.Popen.__init__
+
+
+def _guarded_init(self, args, *rest, **kwargs):
+    if _UNMARKED:
+        found = launches.program(args)
+        if found is not None:
+            item = _UNMARKED[-1]
+            line = f"{item.nodeid} launches {found} ({args!r:.200}) but is not marked @pytest.mark.e2e"
+            item.stash.setdefault(_LAUNCHED, []).append(line)
+            pytest.fail(line, pytrace=False)
+    _popen_init(self, args, *rest, **kwargs)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    marked = item.get_closest_marker("e2e") is not None
+    if not marked:
+        _UNMARKED.append(item)
+    subprocess.Popen.__init__ = _guarded_init
+    try:
+        return (yield)
+    finally:
+        if not marked:
+            _UNMARKED.pop()
+        subprocess.Popen.__init__ = _popen_init
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A launch the test swallowed (caught the failure, or made in another thread) still fails it."""
+    report = yield
+    launched = item.stash.get(_LAUNCHED, [])
+    if launched:
+        if not report.failed:
+            report.outcome, report.longrepr = "failed", "\n".join(launched)
+        launched.clear()  # one failed report per launch
+    return report
 
 
 @pytest.fixture
@@ -23,7 +75,7 @@ def made_bench(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("made-bench")
     repo = scratch_repo(tmp / "repo")
     (tmp / "home").mkdir()
-    env = asv_env(repo, tmp / "home", tmp / "cache", ROOFLINE_REFEREE="on")
+    env = asv_env(repo, tmp / "home", tmp / "cache", ROOFLINE_REFEREE="on", ROOFLINE_LEVELS="on")
     proc = bench(repo, env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return {"proc": proc, "repo": repo, "env": env, "html": repo / ".asv" / "html", "tmp": tmp}

@@ -1,18 +1,19 @@
 """`roofline bench` (what `make bench` runs) end to end, and the faults it must survive:
 a benchmark that raises, and an asv run killed mid-suite (SIGINT, SIGKILL)."""
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from .asvtools import BENCH, RUN_TIMEOUT_S, asv_env, bench, git, load_results, result_files, scratch_repo
-
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -27,6 +28,7 @@ def snapshot(folder):
     return {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.e2e
 def test_bench_runs_publishes_reports_and_plots(made_bench):
     repo, proc = made_bench["repo"], made_bench["proc"]  # exit 0: the fixture holds it to that
     assert "FLOPs per byte at the ridge" in proc.stdout
@@ -51,6 +53,7 @@ def test_bench_runs_publishes_reports_and_plots(made_bench):
         assert all(v is None or v != v for v in dram[0] + peaks[0])
 
 
+@pytest.mark.e2e
 def test_a_busy_machine_stops_bench_before_it_measures(project):
     """Beside two busy processes, without --allow-busy: one line naming the share lost, exit 3, nothing run."""
     repo, env = project
@@ -70,38 +73,22 @@ def test_a_busy_machine_stops_bench_before_it_measures(project):
     assert not result_files(repo, "box")
 
 
-def test_a_raising_benchmark_fails_the_run_but_keeps_the_others(project):
-    repo, env = project
-    (repo / "benchmarks" / "broken.py").write_text(
-        "class Broken:\n    def track_broken(self):\n        raise RuntimeError('deliberately broken')\n"
-    )
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "a broken benchmark")
-    proc = bench(repo, env, "--bench", "DecodeDRAM|Broken")
-    assert proc.returncode == 1, proc.stdout[-2000:]
-    assert "some benchmarks failed" in proc.stderr
-    assert "deliberately broken" in proc.stdout + proc.stderr
-    results = load_results(result_files(repo, "box")[0])
-    assert results["broken.Broken.track_broken"][0] in ([None], None)
-    values, _ = results["decode.DecodeDRAM.track_gflops"]
-    ran = [v for v in values if v is None or v == v]  # the fixed grid's unchosen combinations are NaN
-    assert ran and all(v and v > 0 for v in ran)
-    assert "decode, weights from DRAM" in proc.stdout  # the report still comes
-
+BROKEN = "class Broken:\n    def track_broken(self):\n        raise RuntimeError('deliberately broken')\n"
 
 # The second commit's suite: benchmarks that say when they run (the marker holds their pid), then take
 # their time, so a signal lands inside setup_cache or mid-benchmark; and a quick one to reach publish.
+# They wait far longer than every run of the matrix takes to reach its moment (the runs start together).
 MOMENT_BENCHMARKS = """
 import os, pathlib, time
 
 
 def _arrived():
     pathlib.Path(os.environ["ROOFLINE_TEST_MARKER"]).write_text(str(os.getpid()))
-    time.sleep(120)
+    time.sleep(1200)
 
 
 class SlowCache:
-    timeout = 300
+    timeout = 1500
 
     def setup_cache(self):
         _arrived()
@@ -111,7 +98,7 @@ class SlowCache:
 
 
 class Slow:
-    timeout = 300
+    timeout = 1500
 
     def track_slow(self):
         _arrived()
@@ -130,28 +117,55 @@ import os, pathlib, signal, sys, time
 if sys.orig_argv[1:4] == ["-m", "asv", "publish"] and os.environ.get("ROOFLINE_TEST_MARKER"):
     signal.signal(signal.SIGINT, lambda *_: os._exit(1))  # as asv would stop, minus its traceback
     pathlib.Path(os.environ["ROOFLINE_TEST_MARKER"]).write_text(str(os.getpid()))
-    time.sleep(120)
+    time.sleep(1200)
 """
 
 MOMENTS = {"setup_cache": r"slow\.SlowCache\.", "mid-benchmark": r"slow\.Slow\.", "publish": r"slow\.Quick\."}
 TWICE = "SIGINT twice"
+HOWS = ["SIGINT", "SIGTERM", "SIGKILL", TWICE]
+#: A run started with SIGINT ignored (nohup, a background job), sent SIGINT and then SIGTERM.
+IGNORED = "SIGINT ignored, then SIGTERM"
+CASES = [(moment, how) for moment in MOMENTS for how in HOWS] + [("mid-benchmark", IGNORED)]
+#: Seconds every run of the matrix may take to reach its moment, all of them starting together.
+ARRIVAL_S = 600
 
 
 @pytest.fixture(scope="module")
 def interrupted_project(tmp_path_factory):
-    """A repo whose first commit has results, and whose second commit holds the benchmarks above."""
+    """A repo whose first commit has results, and whose second commit holds the benchmarks above.
+
+    The first commit's run is `roofline bench` on DecodeDRAM beside a benchmark that raises
+    (test_a_raising_benchmark_fails_the_run_but_keeps_the_others reads it): the results it keeps are
+    the earlier results every killed run must leave intact."""
     tmp = tmp_path_factory.mktemp("interrupt")
     repo = scratch_repo(tmp / "repo")
     (tmp / "home").mkdir()
     env = asv_env(repo, tmp / "home", tmp / "cache")
-    first = bench(repo, env, "--bench", "DecodeDRAM")
-    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    (repo / "benchmarks" / "broken.py").write_text(BROKEN)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a broken benchmark")
+    first = bench(repo, env, "--bench", "DecodeDRAM|Broken")
+    files = result_files(repo, "box")
     (repo / "benchmarks" / "slow.py").write_text(MOMENT_BENCHMARKS)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "second")
     (tmp / "site").mkdir()
     (tmp / "site" / "sitecustomize.py").write_text(SLOW_PUBLISH)
-    return tmp
+    return {"tmp": tmp, "first": first, "first_files": [f.relative_to(repo) for f in files]}
+
+
+@pytest.mark.e2e
+def test_a_raising_benchmark_fails_the_run_but_keeps_the_others(interrupted_project):
+    proc, (path,) = interrupted_project["first"], interrupted_project["first_files"]
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "some benchmarks failed" in proc.stderr
+    assert "deliberately broken" in proc.stdout + proc.stderr
+    results = load_results(interrupted_project["tmp"] / "repo" / path)
+    assert results["broken.Broken.track_broken"][0] in ([None], None)
+    values, _ = results["decode.DecodeDRAM.track_gflops"]
+    ran = [v for v in values if v is None or v == v]  # the fixed grid's unchosen combinations are NaN
+    assert ran and all(v and v > 0 for v in ran)
+    assert "decode, weights from DRAM" in proc.stdout  # the report still comes
 
 
 def _default_signals():
@@ -174,12 +188,25 @@ def _alive(pid: int) -> bool:
         return f.read().rpartition(")")[2].split()[0] != "Z"
 
 
-def start_at_moment(prepared, tmp_path, moment, preexec=_default_signals):
-    """Copy the prepared project, start `roofline bench` on its second commit, wait for ``moment``."""
-    work = tmp_path / "work"
+def _gone(pid: int, within_s: float = 10) -> bool:
+    deadline = time.monotonic() + within_s
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+@dataclass
+class Started:
+    """One run of the matrix: `roofline bench` on a copy of the prepared project, on its second commit."""
+
+    repo: Path
+    proc: subprocess.Popen
+    marker: Path
+
+
+def start(prepared: Path, work: Path, moment: str, preexec=_default_signals) -> Started:
     shutil.copytree(prepared, work, symlinks=True)
-    repo = work / "repo"
-    marker = tmp_path / "marker"
+    repo, marker = work / "repo", work / "marker"
     env = asv_env(repo, work / "home", work / "cache", ROOFLINE_TEST_MARKER=str(marker), PYTHONPATH=str(work / "site"))
     proc = subprocess.Popen(
         [*BENCH, "--bench", MOMENTS[moment]],
@@ -192,65 +219,115 @@ def start_at_moment(prepared, tmp_path, moment, preexec=_default_signals):
         start_new_session=True,
         preexec_fn=preexec,
     )
-    deadline = time.monotonic() + 120
-    while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+    return Started(repo, proc, marker)
+
+
+def arrived(runs: dict[tuple[str, str], Started]) -> None:
+    """Wait until every run is inside its moment (its marker written); fail naming any that stopped first."""
+    deadline = time.monotonic() + ARRIVAL_S
+    waiting = dict(runs)
+    while waiting and time.monotonic() < deadline:
+        for case, run in list(waiting.items()):
+            if run.marker.exists() or run.proc.poll() is not None:
+                del waiting[case]
         time.sleep(0.05)
-    if not marker.exists():
-        proc.kill()
-        out, err = proc.communicate()
-        pytest.fail(f"never reached {moment}: exit {proc.returncode}\n{out[-2000:]}\n{err[-2000:]}")
-    time.sleep(0.2)  # the marker is written first thing: let the pid's sleep begin
-    return repo, proc, int(marker.read_text())
+    late = {case: run for case, run in runs.items() if not run.marker.exists()}
+    for run in runs.values():
+        if late:
+            run.proc.kill()
+    for case, run in late.items():
+        out, err = run.proc.communicate()
+        pytest.fail(f"{case} never reached its moment: exit {run.proc.returncode}\n{out[-2000:]}\n{err[-2000:]}")
+    time.sleep(0.2)  # the marker is written first thing: let the last pid's sleep begin
 
 
-@pytest.mark.parametrize("moment", list(MOMENTS))
-@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL", TWICE])
-def test_a_killed_run_stops_promptly_and_leaves_earlier_results_intact(interrupted_project, tmp_path, moment, how):
-    repo, proc, busy = start_at_moment(interrupted_project, tmp_path, moment)
-    before = snapshot(repo / ".asv" / "results" / "box")
-    sig = signal.SIGINT if how == TWICE else getattr(signal, how)
+@dataclass
+class Killed:
+    """What a killed run did: its exit status and output, how long it took to stop after the signal, whether
+    the process inside the moment outlived it, and the first commit's results before and after."""
+
+    returncode: int
+    out: str
+    err: str
+    elapsed: float
+    outlived: bool
+    before: dict
+    after: dict
+    ignored_sigint: bool = False
+    repo: Path | None = None
+
+
+def kill(run: Started, how: str) -> Killed:
+    busy = int(run.marker.read_text())
+    results = run.repo / ".asv" / "results" / "box"
+    before = snapshot(results)
+    ignored = False
+    if how == IGNORED:
+        os.killpg(run.proc.pid, signal.SIGINT)
+        try:  # nohup and background jobs ask for SIGINT to be ignored
+            run.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            ignored = True
     t0 = time.monotonic()
-    os.killpg(proc.pid, sig)
+    os.killpg(run.proc.pid, signal.SIGTERM if how == IGNORED else getattr(signal, how, signal.SIGINT))
     if how == TWICE:
         time.sleep(0.3)
-        os.killpg(proc.pid, signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+        os.killpg(run.proc.pid, signal.SIGINT)
+    out, err = run.proc.communicate(timeout=30)
     elapsed = time.monotonic() - t0
-    print(f"{moment}, {how}: exit {proc.returncode} after {elapsed:.2f} s")
-    assert elapsed <= 10, f"{how} during {moment}: still running after {elapsed:.1f} s"
-    assert proc.returncode == {"SIGINT": 130, "SIGTERM": 143, "SIGKILL": -9, TWICE: 130}[how], err[-2000:]
+    outlived = not _gone(busy)
+    return Killed(run.proc.returncode, out, err, elapsed, outlived, before, snapshot(results), ignored, run.repo)
+
+
+@pytest.fixture(scope="module")
+def killed(interrupted_project, tmp_path_factory):
+    """Every case of the matrix, from one start: the runs start together and each waits inside its moment
+    (a benchmark or asv publish that sleeps) until all are there; then they are killed one at a time, so
+    each stops while the others sleep, as a run alone would."""
+    prepared, tmp = interrupted_project["tmp"], tmp_path_factory.mktemp("killed")
+    runs = {}
+    try:
+        for i, (moment, how) in enumerate(CASES):
+            preexec = _ignore_sigint if how == IGNORED else _default_signals
+            runs[moment, how] = start(prepared, tmp / f"run{i}", moment, preexec)
+        arrived(runs)
+        return {case: kill(run, case[1]) for case, run in runs.items()}
+    finally:
+        for run in runs.values():
+            if run.proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(run.proc.pid, signal.SIGKILL)
+                run.proc.wait()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("moment", list(MOMENTS))
+@pytest.mark.parametrize("how", HOWS)
+def test_a_killed_run_stops_promptly_and_leaves_earlier_results_intact(killed, moment, how):
+    k = killed[moment, how]
+    print(f"{moment}, {how}: exit {k.returncode} after {k.elapsed:.2f} s")
+    assert k.elapsed <= 10, f"{how} during {moment}: still running after {k.elapsed:.1f} s"
+    assert k.returncode == {"SIGINT": 130, "SIGTERM": 143, "SIGKILL": -9, TWICE: 130}[how], k.err[-2000:]
     if how != "SIGKILL":
-        assert "Traceback" not in err, err[-3000:]
-        assert f"during {'asv publish' if moment == 'publish' else 'asv run'}" in err, err[-2000:]
-        assert "results kept in" in err and "1 untouched" in err, err[-2000:]
+        assert "Traceback" not in k.err, k.err[-3000:]
+        assert f"during {'asv publish' if moment == 'publish' else 'asv run'}" in k.err, k.err[-2000:]
+        assert "results kept in" in k.err and "1 untouched" in k.err, k.err[-2000:]
     # asv and the benchmark it ran are gone too, whichever process group they were in
-    deadline = time.monotonic() + 10
-    while _alive(busy) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(busy), f"process {busy} (inside {moment}) outlived the run"
-    after = snapshot(repo / ".asv" / "results" / "box")
-    for path, data in before.items():
-        assert after.get(path) == data, f"{path} changed after the killed run"
+    assert not k.outlived, f"the process inside {moment} outlived the run"
+    assert k.before and all(k.after.get(path) == data for path, data in k.before.items()), "earlier results changed"
     if moment == "mid-benchmark" and how == "SIGINT":
-        again = bench(repo, {**asv_env(repo, repo.parent / "home", repo.parent / "cache")}, "--bench", "DecodeDRAM")
+        again = bench(k.repo, asv_env(k.repo, k.repo.parent / "home", k.repo.parent / "cache"), "--bench", "Quick")
         assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
-        assert len(result_files(repo, "box")) == 2
+        assert len(result_files(k.repo, "box")) == 2
 
 
-def test_a_run_started_with_sigint_ignored_keeps_ignoring_it_and_stops_on_sigterm(interrupted_project, tmp_path):
-    repo, proc, busy = start_at_moment(interrupted_project, tmp_path, "mid-benchmark", preexec=_ignore_sigint)
-    os.killpg(proc.pid, signal.SIGINT)
-    with pytest.raises(subprocess.TimeoutExpired):  # nohup and background jobs ask for SIGINT to be ignored
-        proc.wait(timeout=2)
-    t0 = time.monotonic()
-    os.killpg(proc.pid, signal.SIGTERM)
-    out, err = proc.communicate(timeout=30)
-    assert time.monotonic() - t0 <= 10
-    assert proc.returncode == 143, err[-2000:]
-    deadline = time.monotonic() + 10
-    while _alive(busy) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(busy)
+@pytest.mark.e2e
+def test_a_run_started_with_sigint_ignored_keeps_ignoring_it_and_stops_on_sigterm(killed):
+    k = killed["mid-benchmark", IGNORED]
+    assert k.ignored_sigint, f"exit {k.returncode} on SIGINT, which it was started ignoring"
+    assert k.elapsed <= 10
+    assert k.returncode == 143, k.err[-2000:]
+    assert not k.outlived
 
 
 # ---- asv's virtualenv is built by the interpreter that made this environment --------------------
@@ -298,9 +375,10 @@ def test_an_interpreter_that_does_not_run_is_one_line(tmp_path, monkeypatch):
         bench_module.asv_python(tmp_path)
 
 
-def test_a_requirement_that_does_not_install_is_one_line_and_what_is_there_installs_nothing(tmp_path):
+def test_a_requirement_that_does_not_install_is_one_line_and_what_is_there_installs_nothing(tmp_path, monkeypatch):
     from roofline.bench import install_requirements
 
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # pip answers from what is installed, reading no package index
     req = tmp_path / "req.txt"
     req.write_text("roofline-no-such-package==0.0.1\n")
     (line,) = install_requirements([sys.executable], req)
@@ -310,6 +388,7 @@ def test_a_requirement_that_does_not_install_is_one_line_and_what_is_there_insta
     assert install_requirements([sys.executable], req) == []
 
 
+@pytest.mark.e2e
 def test_make_bench_path_builds_asv_virtualenv_despite_a_broken_shim(project, tmp_path):
     """`make bench PYTHON=...` under pyenv: python3.X on PATH is a shim that fails; asv must not use it.
 

@@ -25,7 +25,7 @@ from roofline.suite.offline_html import ASSETS, ASV_PAGE, VENDOR, local_server
 
 from .browser import SERIES_WITH_POINTS, errors_then_screenshot, offline_page, serving, static_server
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"

@@ -11,6 +11,7 @@ import pytest
 from roofline.cli import main
 
 from .clitools import one_line_error
+from .test_levels import tiny_sizes
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "results"
 SMALL = [
@@ -37,11 +38,31 @@ def run(capsys, *argv):
 
 @pytest.fixture
 def fast_ceilings(monkeypatch):
-    """Ceilings at tiny sizes: the CLI path is under test here, not the machine."""
-    from roofline.measure import ceilings
+    """Ceilings and the roofs of every level at tiny sizes: the CLI path is under test here, not the machine
+    (the level sweep at this machine's own sizes took three quarters of a report's time)."""
+    from roofline.measure import ceilings, roofs
+    from roofline.report import cpu
 
-    real = ceilings.measure_ceilings
-    monkeypatch.setattr(ceilings, "measure_ceilings", lambda **kw: real(total_bytes=3 * 2**20, gemm_n=128, runs=2))
+    real, hierarchy = ceilings.measure_ceilings, roofs.measure_hierarchy
+    tiny = lambda **kw: real(total_bytes=3 * 2**20, gemm_n=128, runs=2)  # noqa: E731
+    monkeypatch.setattr(ceilings, "measure_ceilings", tiny)
+    monkeypatch.setattr(cpu, "measure_ceilings", tiny)  # the name the live report calls
+    sweep = {"sizes": tiny_sizes(), "rounds": 1, "min_sample_s": 0.004}
+    monkeypatch.setattr(
+        roofs, "measure_hierarchy", lambda peaks=None, **kw: hierarchy(peaks, sweep=sweep, compute_kwargs={"n": 128})
+    )
+    real_report = cpu.measure_report
+
+    def once(**kw):  # the text, JSON and plot tests render one measurement of these sizes, whichever runs first
+        key = repr(sorted((k, v) for k, v in kw.items() if k != "progress"))
+        if key not in _MEASURED:
+            _MEASURED[key] = real_report(**kw)
+        return _MEASURED[key]
+
+    monkeypatch.setattr(cpu, "measure_report", once)
+
+
+_MEASURED: dict = {}
 
 
 def test_report_text(capsys, small_machine, fast_ceilings):

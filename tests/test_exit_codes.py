@@ -100,6 +100,7 @@ def test_bad_environment_variable_is_2(capsys, monkeypatch, tmp_path):
         ("ROOFLINE_LLC_BYTES", "lots"),
         ("ROOFLINE_GEMM_N", "256,512"),
         ("ROOFLINE_REFEREE", "maybe"),
+        ("ROOFLINE_LEVELS", "maybe"),
     )
     for name, value in bad:
         with monkeypatch.context() as m:

@@ -268,7 +268,7 @@ def _job_results(jobs: list[Path], partition: str) -> Path:
     return found[0]
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_reframe_ran_both_partitions_and_its_gate_judged_them(local_fleet):
     proc = local_fleet["proc"]
     text = proc.stdout
@@ -288,7 +288,7 @@ def test_reframe_ran_both_partitions_and_its_gate_judged_them(local_fleet):
     assert sorted(drafted) == ["local:cpu", "local:cpu1"] and len(drafted["local:cpu"]) == 4
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_each_partition_is_its_own_machine(local_fleet):
     for machine, shard in local_fleet["shards"].items():
         res = read_results(shard)
@@ -303,7 +303,7 @@ def test_each_partition_is_its_own_machine(local_fleet):
         assert not [b for b in run_.benchmarks() if b.startswith(fleet.CUDA_CLASS)]  # CPU partitions: no CUDA class
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_asv_published_both_machines(local_fleet):
     index = json.loads((local_fleet["out"] / "html" / "index.json").read_text())
     assert index["params"]["machine"] == MACHINES
@@ -312,7 +312,7 @@ def test_asv_published_both_machines(local_fleet):
     assert "published:" in local_fleet["proc"].stdout
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_compare_tables_both_machines(local_fleet):
     table = (local_fleet["out"] / "compare.txt").read_text()
     rows = {line.strip().split("  ")[0]: line.split() for line in table.splitlines()}
@@ -335,7 +335,7 @@ def one_line_exit_2(capsys, *args) -> str:
     return err
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_merge_the_jobs_shards_plus_a_conflicting_third(local_fleet, capsys, tmp_path):
     cpu, cpu1 = (local_fleet["shards"][m] for m in MACHINES)
     held = {p: snapshot(p) for p in (cpu, cpu1)}
@@ -385,21 +385,22 @@ def test_merge_the_jobs_shards_plus_a_conflicting_third(local_fleet, capsys, tmp
     assert all(snapshot(p) == held[p] for p in (cpu, cpu1))  # the shards were never written
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_bad_merge_input_in_a_real_process(local_fleet, tmp_path):
     proc = run([sys.executable, "-m", "roofline", "merge", local_fleet["shards"]["local.cpu"], tmp_path / "x" / "y"],
                local_fleet["repo"], local_fleet["env"])  # fmt: skip
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 def test_a_job_whose_results_conflict_fails_and_writes_nothing(local_fleet, tmp_path):
     """local.cpu run again at the same commit, into a shared folder that holds its first results."""
     shared = tmp_path / "shared"
     shutil.copytree(local_fleet["results"], shared)
     held = snapshot(shared)
     cmd = [Path(sys.executable).with_name("reframe"), "-C", "fleet/config/local.py", "-c", "fleet/roofline_check.py"]
-    cmd += ["--system", "local:cpu", "-r", "--nocolor", "-S", f"results_dir={shared}", "-S", "bench=MemoryBandwidth"]
+    # a class with no setup_cache of the run's whole measurement: any results of the same commit conflict
+    cmd += ["--system", "local:cpu", "-r", "--nocolor", "-S", f"results_dir={shared}", "-S", "bench=CallOverhead"]
     cmd += ["-S", "allow_busy=true"]  # beside other work: a busy machine would stop the job before the merge
     proc = run([*cmd, "--prefix", tmp_path / "rfm"], local_fleet["repo"], local_fleet["env"])
     assert proc.returncode == 1, proc.stdout[-3000:]
@@ -409,7 +410,7 @@ def test_a_job_whose_results_conflict_fails_and_writes_nothing(local_fleet, tmp_
     # (-S force=true passes force to the same merge: roofline merge --force, tested in test_merge.py)
 
 
-@pytest.mark.slow
+@pytest.mark.e2e
 @pytest.mark.parametrize("config, system", [("slurm", "cluster"), ("ssh", "workstations")])
 def test_the_untested_configurations_load_and_generate_jobs(tmp_path, config, system):
     pytest.importorskip("reframe", reason="reframe-hpc (the test extra)")

@@ -1,16 +1,18 @@
 """The multi-machine workflow for real: two machines, one results directory, asv publish, compare, a browser.
 
-A throwaway git repository holds this working tree. `roofline machine` writes each machine's
-entry (HOME is a temp dir), asv runs the classes these tests read at tiny sizes under two machine
-names (--python=same, --set-commit-hash), a second commit deliberately slows the kernel and runs on
-one machine, `asv publish` builds the HTML, `roofline compare` tables the machines and gates the
-commits, and headless Chromium renders the published GFLOP/s graph with both machines.
+The first machine, box, is the session's one `roofline bench` (conftest.made_bench: the whole suite at
+tiny sizes, its results and machine entry), copied. `roofline machine` writes beta's entry (HOME is a temp
+dir) and asv runs the classes these tests read under beta at the same commit (--python=same,
+--set-commit-hash); a second commit deliberately slows the kernel and runs on box; `asv publish` builds
+the HTML, `roofline compare` tables the machines and gates the commits, and headless Chromium renders the
+published GFLOP/s graph with both machines.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,18 +23,24 @@ from roofline.suite import machine_file
 from roofline.suite.offline_html import local_server
 
 from .asv_fixtures import snapshot
-from .asvtools import RUN_TIMEOUT_S, asv_env, git, load_results, scratch_repo, selection
+from .asvtools import RUN_TIMEOUT_S, asv_env, git, load_results, selection
 from .browser import SERIES_WITH_POINTS, errors_then_screenshot, offline_page, serving
 from .test_agreement import assert_agree
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"
-MACHINES = ("alpha", "beta")
+#: The machine that ran both commits (the session's `roofline bench` files its results under box).
+ALPHA = "box"
+MACHINES = ("beta", ALPHA)  # in asv's order (sorted)
 GFLOPS_TRACK = "decode.DecodeDRAM.track_gflops"
-#: What the two machines run: every class these tests read (the decode points, the ceilings and ridge, the
-#: crossovers, the run's conditions). The backend and model classes are test_suite_asv's whole run's; their
-#: time_ twins were two thirds of each run here (about 190 s of 250 beside other work).
-ONLY = r"^(?:decode|ceilings|crossover|conditions)\."
+#: What beta runs: the figures these tests read of it (the decode points' tracks, the bandwidth and GEMM
+#: ceilings and so the ridge, the crossovers, the run's conditions). Its time_ twins (box's are the gate's),
+#: the referees, level roofs and torch peaks (off or skipped in these runs) and the fraction tracks are
+#: box's whole run's: a process each, the twins one a round.
+ONLY = (
+    r"^(?:decode\.Decode(?:DRAM|CacheResident)\.track_|ceilings\.(?:MemoryBandwidth|GemmPeak)\."
+    r"|crossover\.|conditions\.)"
+)
 #: Appended to the throwaway copy's measure/numpy_step.py in the second commit: every step does its work 4 times.
 SLOWDOWN = """
 
@@ -52,7 +60,7 @@ def _four_times(self):
 DecodeStep.__call__ = _four_times
 """
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess:
@@ -63,20 +71,19 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], check: bool = True) -> s
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory):
+def suite(made_bench, tmp_path_factory):
     """Runs everything once; yields paths, commits and the environment."""
     tmp = tmp_path_factory.mktemp("multimachine")
     repo, home = tmp / "repo", tmp / "home"
-    home.mkdir()
-    scratch_repo(repo)  # this working tree as it is, committed in a fresh repo
+    shutil.copytree(made_bench["repo"], repo, symlinks=True, ignore=shutil.ignore_patterns("html"))
+    shutil.copytree(made_bench["tmp"] / "home", home)  # box's machine entry
     first = git(repo, "rev-parse", "HEAD")
     env = asv_env(repo, home, tmp / "cache")
     py = sys.executable
     asv = [py, "-m", "asv"]
-    for machine in MACHINES:
-        run([py, "-m", "roofline", "machine", "--machine", machine], repo, env)
-        only = selection(repo, env, ONLY)
-        run([*asv, "run", "--python=same", "--set-commit-hash", first, "--machine", machine, *only], repo, env)
+    run([py, "-m", "roofline", "machine", "--machine", "beta"], repo, env)
+    only = selection(repo, env, ONLY)
+    run([*asv, "run", "--python=same", "--set-commit-hash", first, "--machine", "beta", *only], repo, env)
     step = repo / "roofline" / "measure" / "numpy_step.py"
     step.write_text(step.read_text() + SLOWDOWN)
     git(repo, "commit", "-q", "-am", "slow kernel")
@@ -90,7 +97,7 @@ def suite(tmp_path_factory):
             "--set-commit-hash",
             second,
             "--machine",
-            "alpha",
+            ALPHA,
             *selection(repo, env, "DecodeDRAM"),
         ],
         repo,
@@ -193,7 +200,7 @@ def test_commits_gate_catches_the_deliberate_regression(suite):
             assert "IMPROVEMENT (lower is better)" in line, (ratio, line)
     assert any("REGRESSION (lower is better)" in line for line in times), out.stdout
     assert "machine beta: no results for commit" in out.stderr  # beta ran only the first commit
-    back = compare(suite, "--commits", after, before, "--machine", "alpha")
+    back = compare(suite, "--commits", after, before, "--machine", ALPHA)
     back_gflops = [line for line in back.stdout.splitlines() if GFLOPS_TRACK in line]
     assert len(back_gflops) == 2 and all("IMPROVEMENT (higher is better)" in line for line in back_gflops)
     # the way back, a time_ row whose load happened to differ may read as a regression: exit 1 then, else 0
@@ -201,8 +208,8 @@ def test_commits_gate_catches_the_deliberate_regression(suite):
 
 
 def _times(suite, commit: str) -> dict[str, float]:
-    """alpha's recorded DecodeDRAM.time_decode_step at n=256, by batch, for the suite's ``commit``."""
-    files = [f for f in (suite["results"] / "alpha").glob(f"{suite[commit][:8]}*.json")]
+    """ALPHA's recorded DecodeDRAM.time_decode_step at n=256, by batch, for the suite's ``commit``."""
+    files = [f for f in (suite["results"] / ALPHA).glob(f"{suite[commit][:8]}*.json")]
     assert len(files) == 1, files
     values, params = load_results(files[0])["decode.DecodeDRAM.time_decode_step"]
     return {b: values[params[0].index("256") * len(params[1]) + i] for i, b in enumerate(params[1]) if b in ("1", "8")}
@@ -229,6 +236,6 @@ def test_published_html_renders_both_machines_in_chromium(suite, tmp_path):
         seen = errors_then_screenshot(page, errors, ARTIFACTS / "asv-html-two-machines.png")
     assert seen == [], seen
     assert refused == [], f"requests that would have left localhost: {refused}"
-    assert sorted(buttons) == [["alpha", True], ["beta", True]], buttons  # both machines selectable, selected
+    assert sorted(buttons) == [[m, True] for m in MACHINES], buttons  # both machines selectable, selected
     for machine in MACHINES:  # a plotted series of each machine
         assert any(f"machine-{machine}" in (label or "") for label in labels), labels

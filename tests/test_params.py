@@ -25,16 +25,17 @@ def test_bad_env_names_the_variable(monkeypatch, bad):
         params.batches()
 
 
-def test_the_referees_are_on_unless_switched_off(monkeypatch):
-    monkeypatch.delenv("ROOFLINE_REFEREE", raising=False)
-    assert params.referee() is True
+@pytest.mark.parametrize("name, read", [("ROOFLINE_REFEREE", params.referee), ("ROOFLINE_LEVELS", params.levels)])
+def test_the_referees_and_the_level_sweep_are_on_unless_switched_off(monkeypatch, name, read):
+    monkeypatch.delenv(name, raising=False)
+    assert read() is True
     for text, want in (("off", False), (" OFF ", False), ("on", True)):
-        monkeypatch.setenv("ROOFLINE_REFEREE", text)
-        assert params.referee() is want
+        monkeypatch.setenv(name, text)
+        assert read() is want
     for bad in ("0", "no", ""):
-        monkeypatch.setenv("ROOFLINE_REFEREE", bad)
-        with pytest.raises(BadInput, match="ROOFLINE_REFEREE must be on or off"):
-            params.referee()
+        monkeypatch.setenv(name, bad)
+        with pytest.raises(BadInput, match=f"{name} must be on or off"):
+            read()
 
 
 @pytest.mark.parametrize("name, read", [("ROOFLINE_SWEEP_N", params.sweep_n), ("ROOFLINE_GEMM_N", params.gemm_n)])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pickle
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,12 @@ SMALL = {
     "ROOFLINE_SWEEP_N": "256",
     "ROOFLINE_LLC_BYTES": "1M",
     "ROOFLINE_GEMM_N": "256",
+    # each likwid-bench run sleeps 1 s calibrating its clock: the session's one `roofline bench` runs the
+    # referees for real (test_bench_faults.test_bench_runs_publishes_reports_and_plots)
+    "ROOFLINE_REFEREE": "off",
+    # the level sweep was half of this measurement: that run measures the levels too
+    # (test_suite_asv.test_the_run_measures_each_memory_level_once)
+    "ROOFLINE_LEVELS": "off",
 }
 
 
@@ -40,7 +47,7 @@ def measured(tmp_path_factory):
             mp.setenv(k, v)
         mp.setenv("ROOFLINE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
         state = run.measure_run(GRID, sample_s=0.2)
-        yield state
+    return state  # the variables as they were: no test of the module sees them by its place in the order
 
 
 def test_every_chosen_point_is_measured_and_the_rest_say_why_not(measured):
@@ -108,29 +115,28 @@ def test_the_run_records_its_conditions_and_sizes(measured):
     assert harness.observed_crossover(measured) > 0
 
 
-def test_the_run_measures_each_memory_level_once(measured):
-    """The level roofs are the run's (the levels of this machine, the LLC at ROOFLINE_LLC_BYTES), as
-    asv records them, each inner level faster than DRAM."""
-    pytest.importorskip("numba")
-    from roofline.measure.levels import level_names
-
-    assert list(measured.level_roofs) == level_names() and not measured.levels_failed
-    dram = harness.level_entry(measured, "DRAM")
-    for level, (gbps, size) in measured.level_roofs.items():
-        assert harness.level_entry(measured, level) == (harness.tracked(gbps), size) and size > 0
-        assert level == "DRAM" or gbps > dram[0]
-    assert measured.level_roofs[level_names()[-2]][1] == 2**20
+def test_the_level_roofs_reach_asv_as_the_harness_gives_them(measured):
+    """Each level's roof (4 significant digits) and size, as asv records them, and a level the machine
+    lacks named. This module's run has the level sweep off; the session's one `roofline bench` measures
+    the levels (test_suite_asv.test_the_run_measures_each_memory_level_once)."""
+    why = "the level sweep is off (ROOFLINE_LEVELS=off)"
+    assert measured.levels_skipped == why and not measured.levels_failed and not measured.level_roofs
+    with pytest.raises(BackendUnavailable, match=re.escape(why)):
+        harness.level_entry(measured, "L1")
+    roofs = {"L1": (401.23456, 2**16), "L2": (210.98765, 2**21), "DRAM": (31.55555, 2**26)}
+    swept = replace(measured, level_roofs=roofs, levels_skipped="")
+    for level, (gbps, size) in roofs.items():
+        assert harness.level_entry(swept, level) == (harness.tracked(gbps), size)
+        assert type(harness.level_entry(swept, level)[0]) is float
     with pytest.raises(BackendUnavailable, match="no L9"):
-        harness.level_entry(measured, "L9")
+        harness.level_entry(swept, "L9")
 
 
 def test_the_levels_skip_without_numba_and_fail_on_a_wrong_kernel(measured):
-    from dataclasses import replace
-
     with pytest.raises(BackendUnavailable, match="numba is not installed"):
         harness.level_entry(replace(measured, level_roofs={}, levels_skipped="numba is not installed"), "L1")
     with pytest.raises(KernelMismatch, match="wrong sum"):
-        harness.level_entry(replace(measured, level_roofs={}, levels_failed="a wrong sum"), "L1")
+        harness.level_entry(replace(measured, level_roofs={}, levels_skipped="", levels_failed="a wrong sum"), "L1")
 
 
 def test_the_state_pickles_for_asv(measured):
@@ -633,21 +639,21 @@ def test_asv_times_the_twins_in_as_many_rounds_as_the_run_times_its_points():
 
 
 def test_the_run_referees_its_roofs_or_says_why_not(measured):
-    """likwid-bench ran in the run's ceiling rounds, at each level and the FMA peaks (GB/s and GFLOP/s
-    figures asv records as floats), or each referee benchmark is skipped with the reason."""
-    if not measured.referees:
-        assert measured.referee_skipped and not measured.referee_failed
-        for roof in ("DRAM", "L1"):
-            with pytest.raises(BackendUnavailable, match=re.escape(measured.referee_skipped)):
-                harness.referee(measured, roof)
-        return
-    assert {"DRAM", "fp32", "fp64"} <= set(measured.referees)
-    for roof, want in measured.referees.items():
-        value = harness.referee(measured, roof)
+    """likwid-bench's figures (GB/s at each level, GFLOP/s of the FMA peaks) reach asv as floats, or each
+    referee benchmark is skipped with the reason. This module's run has them off; the session's one
+    `roofline bench` runs them in the run's rounds (test_bench_faults.test_bench_runs_publishes_reports_and_plots)."""
+    assert measured.referee_skipped == "the referees are off (ROOFLINE_REFEREE=off)" and not measured.referee_failed
+    for roof in ("DRAM", "L1"):
+        with pytest.raises(BackendUnavailable, match=re.escape(measured.referee_skipped)):
+            harness.referee(measured, roof)
+    figures = {"L1": 401.23456, "DRAM": 31.98765, "fp32": 229.11111, "fp64": 114.55555}
+    refereed = replace(measured, referees=figures, referee_skipped="")
+    for roof, want in refereed.referees.items():
+        value = harness.referee(refereed, roof)
         assert type(value) is float and value == harness.tracked(want) > 0
-    assert harness.peak_referee(measured, "float64") == harness.tracked(measured.referees["fp64"])
+    assert harness.peak_referee(refereed, "float64") == harness.tracked(figures["fp64"]) == 114.6
     with pytest.raises(BackendUnavailable, match="no referee for L9"):
-        harness.referee(measured, "L9")
+        harness.referee(refereed, "L9")
 
 
 def test_the_referees_switched_off_are_skipped_saying_so(monkeypatch):
@@ -664,6 +670,23 @@ def test_the_referees_switched_off_are_skipped_saying_so(monkeypatch):
         "referee_failed": "",
         "referee_skipped": "the referees are off (ROOFLINE_REFEREE=off)",
     }
+
+
+def test_the_level_sweep_switched_off_is_skipped_saying_so(monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("no level sweep when it is off")
+
+    monkeypatch.setattr(run, "LevelRounds", never)
+    monkeypatch.setenv("ROOFLINE_LEVELS", "off")
+    levels, state = run._Levels(), {"warnings": []}
+    levels.time()
+    levels.record(state)
+    levels.close()
+    why = "the level sweep is off (ROOFLINE_LEVELS=off)"
+    assert state == {"warnings": [], "levels_failed": "", "levels_skipped": why}
+    s = run.RunState({}, 1, "test", 256, run.Conditions(), levels_skipped=why)
+    with pytest.raises(BackendUnavailable, match=re.escape(why)):
+        harness.level_entry(s, "L1")
 
 
 @pytest.mark.parametrize("where", ["absent", "later round"])

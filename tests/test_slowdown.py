@@ -49,7 +49,6 @@ N = 256
 #: What the README gives for asv continuous on a shared machine.
 ROUNDS = ("-a", "rounds=2", "--interleave-rounds")
 
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +77,7 @@ def slowed(tmp_path_factory):
     return continuous, compare
 
 
+@pytest.mark.e2e
 def test_asv_continuous_flags_every_decode_twin_as_a_regression(slowed):
     out, _ = slowed
     text = out.stdout + out.stderr
@@ -91,6 +91,7 @@ def test_asv_continuous_flags_every_decode_twin_as_a_regression(slowed):
     assert "PERFORMANCE INCREASED" not in text, text[-4000:]
 
 
+@pytest.mark.e2e
 def test_roofline_compare_flags_the_same_twins_as_regressions(slowed):
     _, out = slowed
     assert out.returncode == 1, out.stdout + out.stderr

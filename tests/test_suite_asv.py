@@ -16,7 +16,7 @@ from .asvtools import ROOT, asv, git, load_results, result_files, selection
 sys.path.insert(0, str(ROOT))
 from benchmarks.common import GRID  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.e2e
 
 
 #: The machine name the session's `roofline bench` files its results under (conftest.made_bench).
@@ -86,6 +86,25 @@ def _contended(results) -> bool:
     quiet = results["conditions.RunConditions.track_quietness"][0][0]
     drift = results["conditions.RunConditions.track_reference_drift"][0][0]
     return Conditions(lost_share=1 - quiet, reference_drift=drift).contended
+
+
+def test_the_run_measures_each_memory_level_once(ran):
+    """The level roofs of the run (the levels of this machine, the LLC at ROOFLINE_LLC_BYTES), as asv
+    records them, each inner level faster than DRAM."""
+    pytest.importorskip("numba")
+    from roofline.measure.levels import level_names
+
+    repo, _, _ = ran
+    results = load_results(result_files(repo, MACHINE)[0])
+    gbps, params = results["ceilings.CacheBandwidth.track_bandwidth"]
+    sizes, _ = results["ceilings.CacheBandwidth.track_capacity"]
+    rows = zip([p.strip("'") for p in params[0]], gbps, sizes, strict=True)
+    levels = {level: (g, size) for level, g, size in rows if g is not None and not math.isnan(g)}
+    assert list(levels) == level_names(), levels
+    for level, (g, size) in levels.items():
+        assert type(g) is float and g > 0 and size > 0, (level, g, size)
+        assert level == "DRAM" or g > levels["DRAM"][0], levels
+    assert levels[level_names()[-2]][1] == 2**20
 
 
 def test_guards_reach_asv_stderr(ran):

@@ -5,7 +5,8 @@
 
 Each mutant changes one node of the module's syntax tree (an arithmetic or comparison operator, a
 number, and/or, max/min, a negated condition), is written into a scratch copy of the repository,
-and the given tests run against it (``pytest -x``). A mutant the tests fail on is *killed*; one
+and the given tests run against it (``pytest -x``; the scratch copy holds the whole working tree,
+committed, so the e2e tests run too). A mutant the tests fail on is *killed*; one
 they pass is a *survivor* to look at: either a missing test or an equivalent change. String
 constants (messages) are not mutated. ``--only`` keeps mutants inside the named functions,
 methods or classes. Nothing in the working tree is touched. On a busy machine, run a quick pass with
@@ -150,13 +151,24 @@ def mutated_source(source: str, index: int, only: set[str] | None) -> str:
     return ast.unparse(ast.fix_missing_locations(_Apply(node, kind).visit(tree)))
 
 
+def _git(work: Path, *args: str) -> None:
+    ident = {"GIT_AUTHOR_NAME": "m", "GIT_AUTHOR_EMAIL": "m@m", "GIT_COMMITTER_NAME": "m", "GIT_COMMITTER_EMAIL": "m@m"}
+    subprocess.run(["git", *args], cwd=work, env={**os.environ, **ident}, capture_output=True, check=True)
+
+
 def _scratch(module: Path) -> Path:
+    """The working tree as it is (tracked and untracked files git does not ignore), committed in a fresh
+    repository: the tests that copy the project into a repository of their own (the e2e tier) run there too."""
     work = Path(tempfile.mkdtemp(prefix="roofline-mutant-"))
-    for name in ("roofline", "tests"):
-        shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for name in ("setup.cfg", "pyproject.toml", "ruff.toml"):
-        if (ROOT / name).exists():
-            shutil.copy(ROOT / name, work / name)
+    cmd = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    listed = subprocess.run(cmd, cwd=ROOT, capture_output=True, check=True)
+    for rel in filter(None, listed.stdout.decode().split("\0")):
+        if (ROOT / rel).is_file():
+            (work / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, work / rel)
+    _git(work, "init", "-q", "-b", "main")
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "scratch")
     return work
 
 

@@ -94,12 +94,23 @@ def gemm_n() -> int | None:
     return _one_size("ROOFLINE_GEMM_N")
 
 
+def _switch(name: str) -> bool:
+    """An on/off variable (on when unset); BadInput naming it on anything else."""
+    text = os.environ.get(name, "on").strip().lower()
+    if text not in ("on", "off"):
+        raise BadInput(f"{name} must be on or off, got {text!r}")
+    return text == "on"
+
+
 def referee() -> bool:
     """Whether the run times likwid-bench beside its roofs (``ROOFLINE_REFEREE``: on, the default, or off)."""
-    text = os.environ.get("ROOFLINE_REFEREE", "on").strip().lower()
-    if text not in ("on", "off"):
-        raise BadInput(f"ROOFLINE_REFEREE must be on or off, got {text!r}")
-    return text == "on"
+    return _switch("ROOFLINE_REFEREE")
+
+
+def levels() -> bool:
+    """Whether the run sweeps the working set for each memory level's roof (``ROOFLINE_LEVELS``: on, the
+    default, or off: the tests' asv runs that read no level roof, where it was ~40 % of a run's measurement)."""
+    return _switch("ROOFLINE_LEVELS")
 
 
 # ---- backends and GPUs (see docs: "Backends and GPUs") -------------------------------------

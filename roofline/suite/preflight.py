@@ -38,6 +38,7 @@ def preflight(results: Path = Path(".asv/results"), benchmark_dir: Path = Path("
     params.sweep_n()
     params.gemm_n()
     params.referee()
+    params.levels()
     llc, source = llc_bytes()
     itemsize = SUITE.bytes
     largest = max(pool_count(n, itemsize, llc) * n * n * itemsize for n in sizes)

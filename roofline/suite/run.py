@@ -283,9 +283,13 @@ class _Sweep(_Part):
 
 class _Levels(_Part):
     """The working-set sweep of the memory levels in rounds (:class:`~roofline.measure.levels.LevelRounds`),
-    its rounds split among the run's as the ceilings' passes are; without numba it keeps why (skipped)."""
+    its rounds split among the run's as the ceilings' passes are; without numba, or switched off
+    (``ROOFLINE_LEVELS=off``), it keeps why (skipped)."""
 
     def __init__(self):
+        if not params.levels():
+            self.timer, self.failed, self.skipped = None, "", "the level sweep is off (ROOFLINE_LEVELS=off)"
+            return
         super().__init__(lambda: LevelRounds(kernel_names=(ROOF_KERNEL,)), optional=True)
 
     def time(self) -> None:
