@@ -709,7 +709,12 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--machine", action="append", metavar="NAME", help="only this machine (repeatable)")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--commit", metavar="HASH", help="compare machines at this commit (default: each one's latest)")
-    group.add_argument("--commits", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two commits: the CI gate")
+    group.add_argument(
+        "--commits",
+        nargs=2,
+        metavar=("BEFORE", "AFTER"),
+        help="compare two commits recorded there (any git revision: HEAD~1, a tag, a hash): the CI gate",
+    )
     p.add_argument("--baseline", metavar="NAME", help="a machine compared: every figure also as a ratio to its")
     p.add_argument(
         "--prices",
@@ -745,7 +750,11 @@ def _run_gate(args: argparse.Namespace, results) -> int:
     for flag in ("plot", "html", "baseline", "prices"):
         if getattr(args, flag) is not None:
             raise BadInput(f"--{flag} goes with the machine comparison, not with --commits")
-    cmp = gate.compare_commits(results, *args.commits, machines=args.machine, threshold=args.threshold, envs=args.env)
+    from .suite.revisions import env_names
+
+    cmp = gate.compare_commits(
+        results, *args.commits, machines=args.machine, threshold=args.threshold, envs=args.env, preferred=env_names()
+    )
     for line in results.warnings + cmp.warnings:
         print(f"roofline: warning: {line}", file=sys.stderr)
     if args.json:
