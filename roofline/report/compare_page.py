@@ -4,8 +4,8 @@ asv has no page that sets machines side by side (asv issue #1220). :func:`write_
 into a folder (``roofline compare --html DIR``; ``make bench`` into asv's html folder, linked from
 asv's navigation bar by :func:`link_from_index`): the table of :mod:`roofline.report.compare`
 and one picture, ``compare.svg``, of every machine's measured roofs and DRAM decode points with
-each machine's crossover (``compare --plot``'s picture). Plain HTML and an SVG image, no script and no address outside the
-folder: it opens from the disk as well as from a server.
+each machine's crossover (``compare --plot``'s picture). Plain HTML and an SVG image, no script and no
+address outside the folder: it opens from the disk as well as from a server.
 """
 
 from __future__ import annotations
