@@ -571,6 +571,58 @@ def _run_bench(args: argparse.Namespace) -> int:
     )
 
 
+def _add_regress(sub: argparse._SubParsersAction) -> None:
+    from .regress import DEFAULT_BENCH, ROUNDS
+
+    p = sub.add_parser(
+        "regress",
+        help="the regression check: benchmark two commits in turn with asv, then gate them the right way round",
+        description="Builds and benchmarks BEFORE and AFTER (any git revision) in asv's virtualenv, their asv rounds "
+        "interleaved, records the results like asv run, then compares every benchmark it ran (GFLOP/s higher is "
+        "better, seconds lower). Exit 0, 1 on a regression or a failed benchmark, 2 on bad input, 3 on a busy "
+        "machine.",
+    )
+    p.add_argument("before", metavar="BEFORE", help="the commit to compare against (HEAD~1, a tag, a hash)")
+    p.add_argument("after", metavar="AFTER", help="the commit under test (HEAD, a branch, a hash)")
+    p.add_argument("--results", type=Path, default=Path(".asv/results"), help="asv results folder (asv.conf.json's)")
+    p.add_argument("--machine", help="asv machine name (default: this host's name)")
+    p.add_argument(
+        "--bench",
+        metavar="REGEX",
+        default=DEFAULT_BENCH,
+        help=f"the benchmarks to run and gate (default {DEFAULT_BENCH!r}: the decode points; '' the whole suite)",
+    )
+    p.add_argument("--rounds", type=positive_int, default=ROUNDS, help=f"asv rounds per commit (default {ROUNDS})")
+    p.add_argument("--threshold", type=threshold, default=0.10, help="change that counts (default 10%%)")
+    p.add_argument("--allow-busy", action="store_true", help="measure and gate even on a busy machine (flagged)")
+    p.add_argument(
+        "--asv-env-requirements",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="pip-install FILE into asv's virtualenv first (as roofline bench; needed with --bench for "
+        "models.ModelDecode or engines.LlamaCppDecode)",
+    )
+    p.add_argument("--json", action="store_true", help="print the gate as JSON instead of a table")
+
+
+def _run_regress(args: argparse.Namespace) -> int:
+    from .regress import run_regress
+
+    return run_regress(
+        args.before,
+        args.after,
+        args.results,
+        args.machine,
+        args.bench,
+        args.rounds,
+        args.allow_busy,
+        args.threshold,
+        args.asv_env_requirements,
+        args.json,
+    )
+
+
 def _add_specs(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("specs", help="catalogue devices: ridge point and crossover batch per dtype (datasheet figures)")
     p.add_argument("names", nargs="*", metavar="NAME", help="device names or aliases (default: every device)")
@@ -964,6 +1016,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable
     "plot": (_add_plot, _run_plot),
     "decode": (_add_decode, _run_decode),
     "bench": (_add_bench, _run_bench),
+    "regress": (_add_regress, _run_regress),
     "specs": (_add_specs, _run_specs),
     "machine": (_add_machine, _run_machine),
     "compare": (_add_compare, _run_compare),
