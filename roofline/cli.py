@@ -274,7 +274,9 @@ def _add_decode(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("decode", help="tokens/s, bound and crossover batch of an LLM on catalogue or measured hardware")
     p.add_argument("--model", required=True, help=f"a preset ({', '.join(preset_names())}) or 'custom'")
-    p.add_argument("--hardware", required=True, help="a catalogue name (e.g. h100) or 'local' (measures, ~10 s)")
+    p.add_argument(
+        "--hardware", required=True, help="a catalogue name (e.g. h100) or 'local' (measures this machine, ~15 s)"
+    )
     p.add_argument("--dtype", choices=list(WEIGHT_BYTES), help="weight storage (default bf16)")
     p.add_argument(
         "--quant",
@@ -397,14 +399,15 @@ def _run_decode(args: argparse.Namespace) -> int:
     if args.measure:
         return _run_measured_decode(args, base, model, flags)
     check_inputs(model, **flags)  # before measuring the local machine
-    setup = DecodeSetup(model, resolve_hardware(args.hardware), compute_dtype=args.compute_dtype, **flags)
+    measured: list[str] = []
+    setup = DecodeSetup(model, resolve_hardware(args.hardware, measured), compute_dtype=args.compute_dtype, **flags)
     if args.require_fit:
         require_fits(setup, args.batch)
     result = estimate(setup, args.batch, args.prompt, args.output)
     if args.json:
-        emit_json(result.as_dict())
+        emit_json({**result.as_dict(), "measured": measured} if measured else result.as_dict())
     else:
-        print("\n".join(format_estimate(result)))
+        print("\n".join([*format_estimate(result), *(f"note: {line}" for line in measured)]))
     return 0
 
 
@@ -414,10 +417,11 @@ MEASURE_CONTEXT = 256
 
 def _run_measured_decode(args: argparse.Namespace, base, model, flags: dict[str, object]) -> int:
     """--measure: the bound on this machine's ceilings, then the model decoded here against it."""
+    from .measure.contention import watched
     from .measure.llm_build import MODEL_DTYPES, import_transformers
     from .measure.llm_decode import hold_against_bound, local_hardware, measure_model_decode
     from .model.decode import DecodeSetup, check_inputs, estimate
-    from .report.decode import LOCAL, format_estimate, format_measured, measured_dict
+    from .report.decode import LOCAL, format_estimate, format_measured, measured_dict, watch_note
 
     if args.hardware.strip().lower() != LOCAL:
         raise BadInput(f"--measure decodes on this machine: give --hardware {LOCAL}, not {args.hardware!r}")
@@ -434,16 +438,20 @@ def _run_measured_decode(args: argparse.Namespace, base, model, flags: dict[str,
     flags = {**flags, "kv_dtype": dtype, "context": context}
     check_inputs(model, **flags)
     import_transformers()  # BackendUnavailable before ten seconds of ceilings
-    hw = local_hardware(dtype)
+    with watched() as watch:  # torch loaded above: its threads follow the watch's
+        hw = local_hardware(dtype)
+        run = measure_model_decode(model, args.batch, dtype, context, steps=args.steps)
     est = estimate(DecodeSetup(model, hw, **flags), args.batch)
-    run = measure_model_decode(model, args.batch, dtype, context, steps=args.steps)
     rows = hold_against_bound(run, hw)
+    notes = watch_note(watch)
     if args.json:
-        emit_json({**est.as_dict(), "measured": measured_dict(run, rows)})
+        emit_json({**est.as_dict(), "measured": {**measured_dict(run, rows), "conditions": notes}})
     else:
         print("\n".join(format_estimate(est)))
         print()
-        print("\n".join(format_measured(run, rows, base.layers if base is not None else None)))
+        print("\n".join([*format_measured(run, rows, base.layers if base is not None else None)]))
+        for line in notes:
+            print(f"note: {line}")
     return 0
 
 
