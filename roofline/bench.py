@@ -287,6 +287,18 @@ def _to_gallery(results: Path, machine: str, commit: str, gallery: Path, status:
     return 0
 
 
+#: ``1``: measure even on a busy machine, as ``--allow-busy`` (CI on shared runners, the README's recipes in tests).
+ALLOW_BUSY_VARIABLE = "ROOFLINE_ALLOW_BUSY"
+
+
+def allow_busy_from(flag: bool) -> bool:
+    """``--allow-busy``, or :data:`ALLOW_BUSY_VARIABLE` set to 1 (0 or unset: not); BadInput on anything else."""
+    text = os.environ.get(ALLOW_BUSY_VARIABLE, "").strip()
+    if text not in ("", "0", "1"):
+        raise BadInput(f"{ALLOW_BUSY_VARIABLE}={text!r}: use 1 (measure on a busy machine, flagged) or 0")
+    return flag or text == "1"
+
+
 def _busy_before(allow_busy: bool) -> int | None:
     """Watch the cores before measuring: EXIT_BUSY with one line when others take them, else None."""
     from .measure.contention import sample_cpu

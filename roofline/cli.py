@@ -539,7 +539,8 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--allow-busy",
         action="store_true",
-        help="measure even when other processes take the CPUs (the run is flagged; exit 0 instead of 3)",
+        help="measure even when other processes take the CPUs (the run is flagged; exit 0 instead of 3); "
+        "ROOFLINE_ALLOW_BUSY=1 alike",
     )
     p.add_argument(
         "--asv-env-requirements",
@@ -561,7 +562,7 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_bench(args: argparse.Namespace) -> int:
-    from .bench import run_bench
+    from .bench import allow_busy_from, run_bench
 
     if args.trial and args.gallery is None:
         raise BadInput("--trial goes with --gallery")
@@ -572,7 +573,7 @@ def _run_bench(args: argparse.Namespace) -> int:
         args.machine,
         args.python_same,
         args.bench,
-        args.allow_busy,
+        allow_busy_from(args.allow_busy),
         args.asv_env_requirements,
         args.gallery,
         args.trial,
@@ -602,7 +603,11 @@ def _add_regress(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--rounds", type=positive_int, default=ROUNDS, help=f"asv rounds per commit (default {ROUNDS})")
     p.add_argument("--threshold", type=threshold, default=0.10, help="change that counts (default 10%%)")
-    p.add_argument("--allow-busy", action="store_true", help="measure and gate even on a busy machine (flagged)")
+    p.add_argument(
+        "--allow-busy",
+        action="store_true",
+        help="measure and gate even on a busy machine (flagged; ROOFLINE_ALLOW_BUSY=1 alike)",
+    )
     p.add_argument(
         "--asv-env-requirements",
         type=Path,
@@ -615,6 +620,7 @@ def _add_regress(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_regress(args: argparse.Namespace) -> int:
+    from .bench import allow_busy_from
     from .regress import run_regress
 
     return run_regress(
@@ -624,7 +630,7 @@ def _run_regress(args: argparse.Namespace) -> int:
         args.machine,
         args.bench,
         args.rounds,
-        args.allow_busy,
+        allow_busy_from(args.allow_busy),
         args.threshold,
         args.asv_env_requirements,
         args.json,

@@ -54,12 +54,12 @@ def _class(name: str, why: str) -> LeftOut:
     return LeftOut(name, re.escape(f"{name}."), why)
 
 
-def cannot_run(missing: Iterable[set[str] | None], device: Callable[[], bool] = gpu_present) -> list[LeftOut]:
+def cannot_run(missing: Iterable[set[str] | None], device: Callable[[], bool] | None = None) -> list[LeftOut]:
     """What cannot run here. ``missing``: per benchmark environment, the modules of :func:`modules_needed` it
     lacks (None: it could not be asked, which leaves every class in); a class is left out only when every
-    environment lacks what it needs. ``device``: whether a CUDA device is here."""
+    environment lacks what it needs. ``device``: whether a CUDA device is here (:func:`~roofline.host.gpu_present`)."""
     out: list[LeftOut] = []
-    if not device():
+    if not (device or gpu_present)():
         why = "no CUDA device here (no NVIDIA device node)"
         out.append(_class(CUDA_CLASS, why))
         out += [LeftOut(what, regex, why) for what, regex in CUDA_COMBINATIONS.items()]
