@@ -50,6 +50,10 @@ $(VENV)/.fleet-installed: setup.cfg pyproject.toml | $(BIN)/python
 # failed, 2 bad input, 3 a busy machine, 130/143 stopped) is written to $(STATUS) for scripts to read.
 STATUS := .asv/exit-status
 KEEP_STATUS = status=$$?; mkdir -p $(dir $(STATUS)); echo $$status > $(STATUS); exit $$status
+# A status left by an earlier run goes first: where the install fails, no status of roofline's is there to read.
+ifneq ($(filter bench gallery,$(MAKECMDGOALS)),)
+$(shell rm -f $(STATUS))
+endif
 
 bench: $(VENV)/.bench-installed
 	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG) $(ENGINES_FLAG); $(KEEP_STATUS)

@@ -171,6 +171,19 @@ def _requirement_files(requirements: Sequence[Path] | Path | None) -> list[Path]
     return [Path(requirements)] if isinstance(requirements, str | Path) else [Path(r) for r in requirements]
 
 
+def asv_virtualenv(tmp: Path, requirements: Sequence[Path] | Path | None, stage: list[str]) -> tuple[str, dict]:
+    """asv's virtualenv built (:func:`build_asv_env`) with ``requirements`` installed, as roofline bench and
+    regress run in it: (its Python version, the environment asv is run with; its shim lives in ``tmp``)."""
+    stage[0] = "asv's environment"
+    version, env = asv_python(tmp)
+    pythons = build_asv_env(version, env)
+    for path in _requirement_files(requirements):
+        stage[0] = f"installing {path} into asv's environment"
+        for line in install_requirements(pythons, path):
+            _say(line)
+    return version, env
+
+
 def _snapshot(folder: Path) -> dict[Path, bytes]:
     return {p: p.read_bytes() for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
 
@@ -352,13 +365,7 @@ def _run(
         if same_python:
             run += ["--python=same", "--set-commit-hash", commit]
         else:
-            stage[0] = "asv's environment"
-            version, env = asv_python(Path(tmp))
-            pythons = build_asv_env(version, env)
-            for path in _requirement_files(requirements):
-                stage[0] = f"installing {path} into asv's environment"
-                for line in install_requirements(pythons, path):
-                    _say(line)
+            version, env = asv_virtualenv(Path(tmp), requirements, stage)
             run += [f"--python={version}", f"{commit} --max-count=1"]
         run += asv_selection(bench)
         stage[0] = "asv run"

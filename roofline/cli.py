@@ -594,7 +594,9 @@ def _add_regress(sub: argparse._SubParsersAction) -> None:
     p.add_argument("before", metavar="BEFORE", help="the commit to compare against (HEAD~1, a tag, a hash)")
     p.add_argument("after", metavar="AFTER", help="the commit under test (HEAD, a branch, a hash)")
     p.add_argument("--results", type=Path, default=Path(".asv/results"), help="asv results folder (asv.conf.json's)")
-    p.add_argument("--machine", help="asv machine name (default: this host's name)")
+    p.add_argument(
+        "--machine", help="asv machine name (default: as asv run's: the machine file's only entry, else this host's)"
+    )
     p.add_argument(
         "--bench",
         metavar="REGEX",

@@ -31,14 +31,11 @@ from .bench import (
     _asv,
     _busy_before,
     _own_cpu,
-    _requirement_files,
     _say,
     _snapshot,
-    asv_python,
     asv_selection,
-    build_asv_env,
+    asv_virtualenv,
     check_requirements,
-    install_requirements,
     kept_results,
     measured_anything,
 )
@@ -110,9 +107,9 @@ def run_regress(
                 return busy
             stage[0] = "the machine file"
             from .host import gpu_facts
-            from .suite.machine_file import register
+            from .suite.machine_file import asv_machine_name, register
 
-            machine = register(machine, gpu=gpu_facts())[0]
+            machine = register(asv_machine_name(machine), gpu=gpu_facts())[0]  # where asv run files it
             folder = results / machine
             snap = _snapshot(folder)
             regexes = asv_selection(bench)
@@ -142,13 +139,7 @@ def _run_both(
     from .measure.contention import cpu_times, lost_shares
 
     with tempfile.TemporaryDirectory(prefix="roofline-regress-") as tmp:
-        stage[0] = "asv's environment"
-        version, env = asv_python(Path(tmp))
-        pythons = build_asv_env(version, env)
-        for path in _requirement_files(requirements):
-            stage[0] = f"installing {path} into asv's environment"
-            for line in install_requirements(pythons, path):
-                _say(line)
+        version, env = asv_virtualenv(Path(tmp), requirements, stage)
         commits = Path(tmp) / "commits.txt"
         commits.write_text(f"{a}\n{b}\n")
         run = ["run", "--show-stderr", "--record-samples", "--machine", machine, f"--python={version}"]
