@@ -46,11 +46,20 @@ $(VENV)/.fleet-installed: setup.cfg pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[fleet]'
 	touch $@
 
+# make exits 2 whatever a recipe's status (it prints "Error 3"): roofline bench's own exit status (1 a benchmark
+# failed, 2 bad input, 3 a busy machine, 130/143 stopped) is written to $(STATUS) for scripts to read.
+STATUS := .asv/exit-status
+KEEP_STATUS = status=$$?; mkdir -p $(dir $(STATUS)); echo $$status > $(STATUS); exit $$status
+# A status left by an earlier run goes first: where the install fails, no status of roofline's is there to read.
+ifneq ($(filter bench gallery,$(MAKECMDGOALS)),)
+$(shell rm -f $(STATUS))
+endif
+
 bench: $(VENV)/.bench-installed
-	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG) $(ENGINES_FLAG)
+	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG) $(ENGINES_FLAG); $(KEEP_STATUS)
 
 gallery: $(VENV)/.bench-installed
-	$(BIN)/roofline bench --gallery $(GALLERY) $(GALLERY_FLAGS) --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG)
+	$(BIN)/roofline bench --gallery $(GALLERY) $(GALLERY_FLAGS) --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG); $(KEEP_STATUS)
 
 fleet: $(VENV)/.fleet-installed
 	$(BIN)/python fleet/run.py --out $(FLEET_OUT) $(FLEET_ARGS)

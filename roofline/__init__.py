@@ -13,7 +13,8 @@ from a later one (tests/test_layers.py reads this table; the README points here)
                results, merge, gallery, fleet (the ReFrame check's side), offline HTML
     report     answers for people: cpu (the report), from_results, gpu, compare (costs, its page), gate, plot, page,
                decode, specs
-    bench, cli, __main__  the commands; the only code that prints (with suite.harness, to asv's stderr)
+    bench, regress, publish, asv_plugin, cli, __main__  the commands and asv's plugin; the only code that prints
+                                                       (with suite.harness, to asv's stderr)
 """
 
 __version__ = "0.1.0"

@@ -20,7 +20,6 @@ the report's first line and exits 3 too, after everything was recorded, publishe
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -29,11 +28,10 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import publish
 from .errors import EXIT_BUSY, BadInput, Interrupted
 from .files import atomic_write
-from .host import llc_bytes
 from .interrupt import run_child, signals_raise
-from .model.guards import llc_overridden
 from .suite.preflight import preflight
 
 #: Where asv.conf.json puts the benchmarks (the fixed grid is read from there).
@@ -173,6 +171,19 @@ def _requirement_files(requirements: Sequence[Path] | Path | None) -> list[Path]
     return [Path(requirements)] if isinstance(requirements, str | Path) else [Path(r) for r in requirements]
 
 
+def asv_virtualenv(tmp: Path, requirements: Sequence[Path] | Path | None, stage: list[str]) -> tuple[str, dict]:
+    """asv's virtualenv built (:func:`build_asv_env`) with ``requirements`` installed, as roofline bench and
+    regress run in it: (its Python version, the environment asv is run with; its shim lives in ``tmp``)."""
+    stage[0] = "asv's environment"
+    version, env = asv_python(tmp)
+    pythons = build_asv_env(version, env)
+    for path in _requirement_files(requirements):
+        stage[0] = f"installing {path} into asv's environment"
+        for line in install_requirements(pythons, path):
+            _say(line)
+    return version, env
+
+
 def _snapshot(folder: Path) -> dict[Path, bytes]:
     return {p: p.read_bytes() for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
 
@@ -255,21 +266,17 @@ def run_bench(
             before = _snapshot(folder)
             status = _run(
                 results, html, machine, commit, same_python, bench, stage, allow_busy, requirements,
-                gallery or DEFAULT_GALLERY,
+                gallery or publish.DEFAULT_GALLERY,
             )  # fmt: skip
             if gallery is not None:
                 stage[0] = "adding the run to the gallery"
                 status = _to_gallery(results, machine, commit, gallery, status, allow_busy)
-                _compare_page(results, html, gallery)  # again, with the run merged in
+                publish.compare_page(results, html, gallery)  # again, with the run merged in
             return status
         except Interrupted as exc:
             print(f"roofline: {exc} during {stage[0]}", file=sys.stderr)
             print(f"roofline: {kept_results(folder, before)}", file=sys.stderr)
             return exc.exit_code
-
-
-#: The gallery in a checkout (examples/results): make bench's comparison page sets this machine beside it.
-DEFAULT_GALLERY = Path("examples/results")
 
 
 def _to_gallery(results: Path, machine: str, commit: str, gallery: Path, status: int, allow_busy: bool) -> int:
@@ -293,26 +300,16 @@ def _to_gallery(results: Path, machine: str, commit: str, gallery: Path, status:
     return 0
 
 
-def _compare_page(results: Path, html: Path, gallery: Path) -> None:
-    """The comparison page (compare.html) beside asv's index, linked from it: this run's machines and the
-    gallery's; a line on stderr, and no page, where they cannot be compared."""
-    from .report.compare import build_comparison, summarize
-    from .report.compare_page import link_from_index, write_page
-    from .suite.results import combine, read_results
+#: ``1``: measure even on a busy machine, as ``--allow-busy`` (CI on shared runners, the README's recipes in tests).
+ALLOW_BUSY_VARIABLE = "ROOFLINE_ALLOW_BUSY"
 
-    if not (html / "index.html").is_file():
-        return
-    folders = [results] + ([gallery] if gallery.is_dir() and gallery.resolve() != results.resolve() else [])
-    try:
-        summaries, _ = summarize(combine([read_results(f) for f in folders]))
-        page = write_page(build_comparison(summaries, [str(f) for f in folders]), html)
-    except (BadInput, OSError) as exc:
-        print(f"roofline: no comparison page: {exc}", file=sys.stderr)
-        return
-    linked = link_from_index(html)
-    print(
-        f"roofline: machines compared in {page.resolve()}{', linked from asv' + chr(39) + 's index' if linked else ''}"
-    )
+
+def allow_busy_from(flag: bool) -> bool:
+    """``--allow-busy``, or :data:`ALLOW_BUSY_VARIABLE` set to 1 (0 or unset: not); BadInput on anything else."""
+    text = os.environ.get(ALLOW_BUSY_VARIABLE, "").strip()
+    if text not in ("", "0", "1"):
+        raise BadInput(f"{ALLOW_BUSY_VARIABLE}={text!r}: use 1 (measure on a busy machine, flagged) or 0")
+    return flag or text == "1"
 
 
 def _busy_before(allow_busy: bool) -> int | None:
@@ -368,33 +365,31 @@ def _run(
         if same_python:
             run += ["--python=same", "--set-commit-hash", commit]
         else:
-            stage[0] = "asv's environment"
-            version, env = asv_python(Path(tmp))
-            pythons = build_asv_env(version, env)
-            for path in _requirement_files(requirements):
-                stage[0] = f"installing {path} into asv's environment"
-                for line in install_requirements(pythons, path):
-                    _say(line)
+            version, env = asv_virtualenv(Path(tmp), requirements, stage)
             run += [f"--python={version}", f"{commit} --max-count=1"]
         run += asv_selection(bench)
         stage[0] = "asv run"
+        ahead = _snapshot(results / machine)
         first, own0 = cpu_times(), _own_cpu()
         asv_rc = _asv(*run, env=env)
         last = cpu_times()
     during = lost_shares(first, last, _own_cpu() - own0)[0] if first and last else None
+    if asv_rc != 0 and not measured_anything(results / machine, ahead):
+        print(f"roofline: {NOTHING_MEASURED}", file=sys.stderr)
+        return 1
     stage[0] = "asv publish"
-    publish_rc = _asv("publish")
+    publish_rc = _asv("publish", env={**os.environ, publish.BY_VARIABLE: "roofline"})
     if publish_rc == 0:
-        publish_rc = _offline(html)
+        publish_rc = publish.offline(html)
     status = 0 if asv_rc == 0 and publish_rc == 0 else 1
     if asv_rc != 0:
         print("roofline: some benchmarks failed (see above); the others are recorded", file=sys.stderr)
     stage[0] = "the report"
-    headline, text = _report(results, machine, commit, html, during)
+    headline, text = publish.report(results, machine, commit, html, during)
     if publish_rc == 0:
         stage[0] = "the landing page"
-        _compare_page(results, html, gallery)  # first: the landing page links it when it is there
-        _landing(html, results, machine, commit, text)
+        publish.compare_page(results, html, gallery)  # first: the landing page links it when it is there
+        publish.landing(html, results, machine, commit, text)
     if headline and not allow_busy:
         print(
             f"roofline: {headline}; results kept, flagged (--allow-busy accepts them): exit {EXIT_BUSY}",
@@ -404,67 +399,32 @@ def _run(
     return status
 
 
+#: What roofline bench and regress say, and all they say, when asv ran and measured nothing.
+NOTHING_MEASURED = (
+    "asv measured nothing (its lines above say why: a project that does not build, a benchmark suite that does "
+    "not import, or every benchmark failing); no figure was recorded, and nothing is published or reported"
+)
+
+
+def measured_anything(folder: Path, before: dict[Path, bytes]) -> bool:
+    """Whether a result file asv wrote in ``folder`` since ``before`` (a :func:`_snapshot`) holds any value: a
+    project that does not build leaves none, or one whose every benchmark failed."""
+    for path, data in _snapshot(folder).items():
+        if path.name == "machine.json" or before.get(path) == data:
+            continue
+        try:
+            rows = json.loads(data).get("results", {})
+        except (ValueError, AttributeError):
+            continue
+        for row in rows.values() if isinstance(rows, dict) else ():
+            values = row[0] if isinstance(row, list) and row else None
+            values = values if isinstance(values, list) else [values]
+            if any(isinstance(v, int | float) and v == v for v in values):
+                return True
+    return False
+
+
 def _own_cpu() -> float:
     """CPU seconds of this process and of the children it has waited for (asv and its benchmarks)."""
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
-
-
-def _offline(html: Path) -> int:
-    """asv's page made to work without the internet (its CDN libraries from roofline); 0, or 1 if it could not."""
-    from .suite.offline_html import make_offline
-
-    try:
-        notes = make_offline(html)
-    except BadInput as exc:
-        print(f"roofline: {exc}", file=sys.stderr)
-        return 1
-    for line in notes:
-        print(f"roofline: HTML: {line}")
-    return 0
-
-
-def _landing(html: Path, results: Path, machine: str, commit: str, report_text: str | None) -> None:
-    """roofline's landing page in front of asv's: the picture, the report, links into asv's graphs."""
-    from .report.page import write_landing
-    from .suite.results import read_results
-
-    try:
-        page = write_landing(html, report_text, read_results(results), machine, commit)
-    except BadInput as exc:
-        print(f"roofline: no landing page ({exc}); asv's page is {(html / 'index.html').resolve()}", file=sys.stderr)
-        return
-    print(f"roofline: HTML in {page.resolve()}, works offline (serve it with: roofline serve)")
-
-
-def _report(
-    results: Path, machine: str, commit: str, html: Path, lost_during: float | None
-) -> tuple[str | None, str | None]:
-    """Print the report of the results just recorded; return its contention headline, if any, and its text."""
-    from .report.cpu import render_text
-    from .report.from_results import report_from_results
-
-    try:
-        report = report_from_results(results, machine=machine, commit=commit, lost_during_run=lost_during)
-        # The machine file keeps the OS's LLC (a stable fact); the run just made sized its pools in this
-        # environment, so a ROOFLINE_LLC_BYTES override is the LLC this report is about.
-        llc, source = llc_bytes()
-        if source == "ROOFLINE_LLC_BYTES":
-            facts = {**report.facts, "llc_bytes": llc, "llc_source": source}
-            warnings = (*report.warnings, *llc_overridden(float(llc), source))
-            report = dataclasses.replace(report, facts=facts, warnings=warnings)
-    except BadInput as exc:
-        print(f"roofline: no report: {exc}", file=sys.stderr)
-        return None, None
-    text = render_text(report)
-    print()
-    print(text)
-    try:
-        from .report.plot import plot_report
-
-        html.mkdir(parents=True, exist_ok=True)
-        path = plot_report([report], html / "roofline.png")
-        print(f"\nroofline plot: {path.resolve()}")
-    except BadInput as exc:
-        print(f"roofline: no plot: {exc}", file=sys.stderr)
-    return (report.conditions.headline() if report.conditions is not None else None), text

@@ -274,7 +274,9 @@ def _add_decode(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("decode", help="tokens/s, bound and crossover batch of an LLM on catalogue or measured hardware")
     p.add_argument("--model", required=True, help=f"a preset ({', '.join(preset_names())}) or 'custom'")
-    p.add_argument("--hardware", required=True, help="a catalogue name (e.g. h100) or 'local' (measures, ~10 s)")
+    p.add_argument(
+        "--hardware", required=True, help="a catalogue name (e.g. h100) or 'local' (measures this machine, ~15 s)"
+    )
     p.add_argument("--dtype", choices=list(WEIGHT_BYTES), help="weight storage (default bf16)")
     p.add_argument(
         "--quant",
@@ -397,14 +399,15 @@ def _run_decode(args: argparse.Namespace) -> int:
     if args.measure:
         return _run_measured_decode(args, base, model, flags)
     check_inputs(model, **flags)  # before measuring the local machine
-    setup = DecodeSetup(model, resolve_hardware(args.hardware), compute_dtype=args.compute_dtype, **flags)
+    measured: list[str] = []
+    setup = DecodeSetup(model, resolve_hardware(args.hardware, measured), compute_dtype=args.compute_dtype, **flags)
     if args.require_fit:
         require_fits(setup, args.batch)
     result = estimate(setup, args.batch, args.prompt, args.output)
     if args.json:
-        emit_json(result.as_dict())
+        emit_json({**result.as_dict(), "measured": measured} if measured else result.as_dict())
     else:
-        print("\n".join(format_estimate(result)))
+        print("\n".join([*format_estimate(result), *(f"note: {line}" for line in measured)]))
     return 0
 
 
@@ -414,10 +417,11 @@ MEASURE_CONTEXT = 256
 
 def _run_measured_decode(args: argparse.Namespace, base, model, flags: dict[str, object]) -> int:
     """--measure: the bound on this machine's ceilings, then the model decoded here against it."""
+    from .measure.contention import watched
     from .measure.llm_build import MODEL_DTYPES, import_transformers
     from .measure.llm_decode import hold_against_bound, local_hardware, measure_model_decode
     from .model.decode import DecodeSetup, check_inputs, estimate
-    from .report.decode import LOCAL, format_estimate, format_measured, measured_dict
+    from .report.decode import LOCAL, format_estimate, format_measured, measured_dict, watch_note
 
     if args.hardware.strip().lower() != LOCAL:
         raise BadInput(f"--measure decodes on this machine: give --hardware {LOCAL}, not {args.hardware!r}")
@@ -434,16 +438,20 @@ def _run_measured_decode(args: argparse.Namespace, base, model, flags: dict[str,
     flags = {**flags, "kv_dtype": dtype, "context": context}
     check_inputs(model, **flags)
     import_transformers()  # BackendUnavailable before ten seconds of ceilings
-    hw = local_hardware(dtype)
+    with watched() as watch:  # torch loaded above: its threads follow the watch's
+        hw = local_hardware(dtype)
+        run = measure_model_decode(model, args.batch, dtype, context, steps=args.steps)
     est = estimate(DecodeSetup(model, hw, **flags), args.batch)
-    run = measure_model_decode(model, args.batch, dtype, context, steps=args.steps)
     rows = hold_against_bound(run, hw)
+    notes = watch_note(watch)
     if args.json:
-        emit_json({**est.as_dict(), "measured": measured_dict(run, rows)})
+        emit_json({**est.as_dict(), "measured": {**measured_dict(run, rows), "conditions": notes}})
     else:
         print("\n".join(format_estimate(est)))
         print()
-        print("\n".join(format_measured(run, rows, base.layers if base is not None else None)))
+        print("\n".join([*format_measured(run, rows, base.layers if base is not None else None)]))
+        for line in notes:
+            print(f"note: {line}")
     return 0
 
 
@@ -531,7 +539,8 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--allow-busy",
         action="store_true",
-        help="measure even when other processes take the CPUs (the run is flagged; exit 0 instead of 3)",
+        help="measure even when other processes take the CPUs (the run is flagged; exit 0 instead of 3); "
+        "ROOFLINE_ALLOW_BUSY=1 alike",
     )
     p.add_argument(
         "--asv-env-requirements",
@@ -553,7 +562,7 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
 
 
 def _run_bench(args: argparse.Namespace) -> int:
-    from .bench import run_bench
+    from .bench import allow_busy_from, run_bench
 
     if args.trial and args.gallery is None:
         raise BadInput("--trial goes with --gallery")
@@ -564,10 +573,69 @@ def _run_bench(args: argparse.Namespace) -> int:
         args.machine,
         args.python_same,
         args.bench,
-        args.allow_busy,
+        allow_busy_from(args.allow_busy),
         args.asv_env_requirements,
         args.gallery,
         args.trial,
+    )
+
+
+def _add_regress(sub: argparse._SubParsersAction) -> None:
+    from .regress import DEFAULT_BENCH, ROUNDS
+
+    p = sub.add_parser(
+        "regress",
+        help="the regression check: benchmark two commits in turn with asv, then gate them the right way round",
+        description="Builds and benchmarks BEFORE and AFTER (any git revision) in asv's virtualenv, their asv rounds "
+        "interleaved, records the results like asv run, then compares every benchmark it ran (GFLOP/s higher is "
+        "better, seconds lower). Exit 0, 1 on a regression or a failed benchmark, 2 on bad input, 3 on a busy "
+        "machine.",
+    )
+    p.add_argument("before", metavar="BEFORE", help="the commit to compare against (HEAD~1, a tag, a hash)")
+    p.add_argument("after", metavar="AFTER", help="the commit under test (HEAD, a branch, a hash)")
+    p.add_argument("--results", type=Path, default=Path(".asv/results"), help="asv results folder (asv.conf.json's)")
+    p.add_argument(
+        "--machine", help="asv machine name (default: as asv run's: the machine file's only entry, else this host's)"
+    )
+    p.add_argument(
+        "--bench",
+        metavar="REGEX",
+        default=DEFAULT_BENCH,
+        help=f"the benchmarks to run and gate (default {DEFAULT_BENCH!r}: the decode points; '' the whole suite)",
+    )
+    p.add_argument("--rounds", type=positive_int, default=ROUNDS, help=f"asv rounds per commit (default {ROUNDS})")
+    p.add_argument("--threshold", type=threshold, default=0.10, help="change that counts (default 10%%)")
+    p.add_argument(
+        "--allow-busy",
+        action="store_true",
+        help="measure and gate even on a busy machine (flagged; ROOFLINE_ALLOW_BUSY=1 alike)",
+    )
+    p.add_argument(
+        "--asv-env-requirements",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="pip-install FILE into asv's virtualenv first (as roofline bench; needed with --bench for "
+        "models.ModelDecode or engines.LlamaCppDecode)",
+    )
+    p.add_argument("--json", action="store_true", help="print the gate as JSON instead of a table")
+
+
+def _run_regress(args: argparse.Namespace) -> int:
+    from .bench import allow_busy_from
+    from .regress import run_regress
+
+    return run_regress(
+        args.before,
+        args.after,
+        args.results,
+        args.machine,
+        args.bench,
+        args.rounds,
+        allow_busy_from(args.allow_busy),
+        args.threshold,
+        args.asv_env_requirements,
+        args.json,
     )
 
 
@@ -709,7 +777,12 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--machine", action="append", metavar="NAME", help="only this machine (repeatable)")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--commit", metavar="HASH", help="compare machines at this commit (default: each one's latest)")
-    group.add_argument("--commits", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two commits: the CI gate")
+    group.add_argument(
+        "--commits",
+        nargs=2,
+        metavar=("BEFORE", "AFTER"),
+        help="compare two commits recorded there (any git revision: HEAD~1, a tag, a hash): the CI gate",
+    )
     p.add_argument("--baseline", metavar="NAME", help="a machine compared: every figure also as a ratio to its")
     p.add_argument(
         "--prices",
@@ -745,7 +818,11 @@ def _run_gate(args: argparse.Namespace, results) -> int:
     for flag in ("plot", "html", "baseline", "prices"):
         if getattr(args, flag) is not None:
             raise BadInput(f"--{flag} goes with the machine comparison, not with --commits")
-    cmp = gate.compare_commits(results, *args.commits, machines=args.machine, threshold=args.threshold, envs=args.env)
+    from .suite.revisions import env_names
+
+    cmp = gate.compare_commits(
+        results, *args.commits, machines=args.machine, threshold=args.threshold, envs=args.env, preferred=env_names()
+    )
     for line in results.warnings + cmp.warnings:
         print(f"roofline: warning: {line}", file=sys.stderr)
     if args.json:
@@ -955,6 +1032,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable
     "plot": (_add_plot, _run_plot),
     "decode": (_add_decode, _run_decode),
     "bench": (_add_bench, _run_bench),
+    "regress": (_add_regress, _run_regress),
     "specs": (_add_specs, _run_specs),
     "machine": (_add_machine, _run_machine),
     "compare": (_add_compare, _run_compare),

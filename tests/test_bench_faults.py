@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from roofline.bench import NOTHING_MEASURED
+
 from .asvtools import BENCH, RUN_TIMEOUT_S, asv_env, bench, git, load_results, result_files, scratch_repo
 
 
@@ -74,6 +76,23 @@ def test_a_busy_machine_stops_bench_before_it_measures(project):
 
 
 BROKEN = "class Broken:\n    def track_broken(self):\n        raise RuntimeError('deliberately broken')\n"
+
+@pytest.mark.e2e
+def test_a_project_that_does_not_build_is_one_line_and_claims_nothing(project):
+    """asv: "Failed to build the project and import the benchmark suite"; roofline: one line, exit 1, no
+    traceback, nothing published or reported (it used to say the others were recorded, then die in the report)."""
+    repo, env = project
+    (repo / "benchmarks" / "decode.py").write_text("def broken(:\n")
+    git(repo, "commit", "-q", "-am", "a suite that does not import")
+    proc = bench(repo, env)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    ours = [x for x in proc.stderr.splitlines() if x.startswith("roofline: ") and "measuring anyway" not in x]
+    assert ours == [f"roofline: {NOTHING_MEASURED}"], proc.stderr[-2000:]
+    assert proc.stderr.rstrip().splitlines()[-1] == f"roofline: {NOTHING_MEASURED}"
+    assert "roofline/cli.py" not in proc.stderr and "roofline/bench.py" not in proc.stderr  # asv's traceback alone
+    assert "recorded" not in proc.stdout
+    assert "FLOPs per byte" not in proc.stdout and not (repo / ".asv" / "html").exists()
+
 
 # The second commit's suite: benchmarks that say when they run (the marker holds their pid), then take
 # their time, so a signal lands inside setup_cache or mid-benchmark; and a quick one to reach publish.

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import asv
@@ -71,9 +73,11 @@ def test_bench_leaves_a_page_that_needs_no_cdn(bench):
 def test_the_page_opens_on_what_was_measured(bench, server, tmp_path, capsys):
     """The landing page shows the picture and the report, and its GFLOP/s link opens asv's graph on the
     measured combinations only (ROOFLINE_N=256, ROOFLINE_BATCH=1,8: two series, neither empty)."""
-    html = bench["html"]
+    opens_on_what_was_measured(bench["html"], server, tmp_path, capsys, shots=server == "the folder as it is")
+
+
+def opens_on_what_was_measured(html: Path, server: str, tmp_path: Path, capsys, shots: bool) -> None:
     serve = static_server(html) if server == "the folder as it is" else serving(local_server(html, 0))
-    shots = server == "the folder as it is"
     gflops = f"#graphs a[href^='{ASV_PAGE}#{GFLOPS}?']"
     with serve as base, offline_page(base, tmp_path / "profile") as (page, errors, refused):
         page.goto(base + ("/" if server == "roofline serve" else "/index.html"), wait_until="load")
@@ -104,7 +108,10 @@ def test_the_page_opens_on_what_was_measured(bench, server, tmp_path, capsys):
 
 @pytest.mark.parametrize("server", ["the folder as it is", "roofline serve"])
 def test_asvs_grid_draws_with_the_network_blocked_and_its_titles_whole(bench, server, tmp_path, capsys):
-    html = bench["html"]
+    grid_draws(bench["html"], server, tmp_path, capsys, shots=server == "the folder as it is")
+
+
+def grid_draws(html: Path, server: str, tmp_path: Path, capsys, shots: bool) -> None:
     serve = static_server(html) if server == "the folder as it is" else serving(local_server(html, 0))
     with serve as base, offline_page(base, tmp_path / "profile") as (page, errors, refused):
         page.goto(f"{base}/{ASV_PAGE}", wait_until="load")
@@ -112,15 +119,51 @@ def test_asvs_grid_draws_with_the_network_blocked_and_its_titles_whole(bench, se
         grid = page.eval_on_selector_all(".benchmark-text", "els => els.map(e => e.textContent)")
         cut = page.eval_on_selector_all(".benchmark-text", CUT_TITLES)
         swallow = page.locator("text=continental origin of swallow").count()
-        if server == "the folder as it is":
+        if shots:
             page.screenshot(path=str(SHOTS["grid"]), full_page=True)
     assert errors == [] and refused == [] and swallow == 0, (errors, refused)
     assert "DecodeDRAM.track_gflops [GFLOP/s, higher is better]" in grid
     assert not any("CudaDecode" in name for name in grid)  # no empty boxes on a CPU-only machine
     assert cut == [], cut  # "track_bandwidth [GB/s, higher is bette" no more
-    if server == "the folder as it is":
+    if shots:
         with capsys.disabled():
             print(f"\nscreenshot of asv's grid (network blocked): {SHOTS['grid']}")
+
+
+@pytest.fixture(scope="module")
+def republished(made_bench, tmp_path_factory):
+    """make bench's folder published again by hand, as the README's "asv by hand" prints it: `asv publish`
+    (roofline's asv plugin makes it roofline's page again), in a copy of the session's bench repository."""
+    repo = tmp_path_factory.mktemp("republished") / "repo"
+    shutil.copytree(made_bench["repo"], repo, symlinks=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "asv", "publish"],
+        cwd=repo,
+        env=made_bench["env"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return {"proc": proc, "html": repo / ".asv" / "html"}
+
+
+@pytest.mark.e2e
+def test_plain_asv_publish_keeps_roofline_s_page(republished, tmp_path, capsys):
+    """asv clears the folder; the plugin puts back the landing page, the picture, compare.html, the offline
+    libraries and the hidden empty graphs, and Chromium reads them as it reads make bench's."""
+    html = republished["html"]
+    assert "HTML in" in republished["proc"].stdout and "works offline" in republished["proc"].stdout
+    for page in ("index.html", ASV_PAGE, "compare.html"):
+        text = (html / page).read_text()
+        assert not any(url in text for url in ASSETS) and "https://cdn" not in text, page
+    assert (html / "roofline.png").read_bytes()[:4] == b"\x89PNG"
+    assert all((html / VENDOR / a.file).is_file() for a in ASSETS.values())
+    listed = json.loads((html / "index.json").read_text())["benchmarks"]
+    assert GFLOPS in listed and not any(name.startswith("backends.CudaDecode") for name in listed)
+    opens_on_what_was_measured(html, "the folder as it is", tmp_path / "landing", capsys, shots=False)
+    grid_draws(html, "the folder as it is", tmp_path / "grid", capsys, shots=False)
 
 
 def test_the_page_as_asv_publishes_it_fails_with_the_network_blocked(bench, tmp_path):

@@ -3,13 +3,15 @@
 import json
 import subprocess
 import sys
+from contextlib import contextmanager
 from types import SimpleNamespace
 
 import pytest
 
 from roofline import host as system
 from roofline.cli import main
-from roofline.measure import ceilings
+from roofline.measure import ceilings, contention
+from roofline.model.contention import Conditions
 from roofline.model.hardware import Hardware
 
 from .clitools import one_line_error
@@ -19,7 +21,7 @@ FAKE_HOST = Hardware("fake-host", {"fp32": 2e11, "fp64": 1e11}, 2e10, source="me
 
 @pytest.fixture
 def local(monkeypatch):
-    """--hardware local answers from a fake measurement (measuring takes ~10 s) and 64 GB of RAM."""
+    """--hardware local answers from a fake measurement (measuring takes ~15 s) and 64 GB of RAM."""
     calls = []
 
     def fake_measure(*args, **kwargs):
@@ -28,7 +30,40 @@ def local(monkeypatch):
 
     monkeypatch.setattr(ceilings, "measure_ceilings", fake_measure)
     monkeypatch.setattr(system, "total_memory_bytes", lambda: 64e9)
+    monkeypatch.setattr(contention, "watched", lambda: fake_watch(Conditions()))
     return calls
+
+
+@contextmanager
+def fake_watch(conditions, threads=2):
+    """The contention watch without its 2 s of watching: it saw ``conditions``."""
+    watch = contention.Watched(threads, 2)
+    yield watch
+    watch.conditions = conditions
+
+
+def test_local_hardware_is_measured_under_the_contention_watch_and_says_when_contended(capsys, local, monkeypatch):
+    busy = Conditions(lost_share=0.5, run_queue=1.2, blas_threads=1, cores=2)
+    monkeypatch.setattr(contention, "watched", lambda: fake_watch(busy, threads=1))
+    code, out, err = run(capsys, "--model", "llama-3-8b", "--hardware", "local", "--batch", "1,8")
+    assert code == 0, err
+    (note,) = [line for line in out.splitlines() if "contention" in line]
+    assert note.startswith("note: measured under contention: 50% of CPU time lost") and "not this machine's" in note
+    code, out, err = run(capsys, "--model", "llama-3-8b", "--hardware", "local", "--batch", "1,8", "--json")
+    assert json.loads(out)["measured"] == [note.removeprefix("note: ")]
+    monkeypatch.setattr(contention, "watched", lambda: fake_watch(Conditions()))
+    code, out, err = run(capsys, "--model", "llama-3-8b", "--hardware", "local", "--batch", "1,8", "--json")
+    assert "measured" not in json.loads(out)  # quiet: nothing to say
+
+
+def test_the_output_gives_one_crossover(capsys, local):
+    """The crossover as the report defines it; the saturation batch is another name; no third turn in the text."""
+    code, out, err = run(capsys, "--model", "llama-3-8b", "--hardware", "local", "--batch", "1,8")
+    assert code == 0, err
+    assert [w for line in out.splitlines() for w in [line.split(":")[0]] if "batch" in w and "crossover" in w] == [
+        "crossover batch 10.0"
+    ]
+    assert "turns compute-bound" not in out and "compute-bound at no batch" not in out
 
 
 def run(capsys, *argv):

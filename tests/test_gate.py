@@ -93,17 +93,17 @@ def test_the_machines_figures_are_apart_and_never_fail_the_gate(tmp_path, capsys
     assert all(not c["benchmark"].startswith(("ceilings.", "crossover.")) for c in data["changes"])
 
 
-def test_two_environments_at_one_commit_are_an_error_unless_env_picks(tmp_path, capsys):
+def test_two_environments_at_one_commit_read_the_one_both_share_and_say_so(tmp_path, capsys):
     root = results_dir(tmp_path, full_values(gflops=(5.0, 50.0)))
     write_run(root, "alpha", B, full_values(), date=2, env="virtualenv-py3.11")  # same commit, asv's virtualenv
     before = snapshot(root)
     args = ["compare", str(root), "--commits", "aaaa", "bbbb"]
-    assert main(args) == 2
-    err = one_line_error(capsys.readouterr().err)
-    assert "2 environments (existing-py, virtualenv-py3.11): pick one with --env" in err
-    assert main([*args, "--env", "existing-py"]) == 1  # the slow one
+    assert main(args) == 1  # existing-py: the only environment at both commits, the slow one
     out = capsys.readouterr().out
-    assert "machine alpha: environment existing-py (aaaaaaaa-existing-py.json, bbbbbbbb-existing-py.json)" in out
+    assert (
+        "machine alpha: environment existing-py (aaaaaaaa-existing-py.json, bbbbbbbb-existing-py.json): the only "
+        "one recorded at both commits; also recorded: virtualenv-py3.11 (--env picks another)"
+    ) in out
     assert main([*args, "--env", "existing", "--env", "virtualenv", "--json"]) == 0  # by prefix, per side
     captured = capsys.readouterr()
     (side,) = json.loads(captured.out)["machines"]
@@ -115,6 +115,55 @@ def test_two_environments_at_one_commit_are_an_error_unless_env_picks(tmp_path, 
     assert main(["compare", str(root), "--env", "existing-py"]) == 2  # --env belongs to --commits
     one_line_error(capsys.readouterr().err)
     assert snapshot(root) == before
+
+
+def test_of_environments_both_commits_share_the_one_this_interpreters_runs_use_is_read(tmp_path, capsys):
+    from roofline.suite.revisions import env_names
+
+    mine = next(iter(env_names()))  # make bench's: asv's virtualenv for this Python
+    root = results_dir(tmp_path, full_values(gflops=(5.0, 50.0)))
+    for commit, date, values in ((A, 1, full_values()), (B, 2, full_values())):
+        write_run(root, "alpha", commit, values, date=date, env=mine)
+    assert main(["compare", str(root), "--commits", "aaaa", "bbbb"]) == 0  # not the slow existing-py
+    assert f"machine alpha: environment {mine} " in capsys.readouterr().out
+    other = tmp_path / "other"
+    for commit, date in ((A, 1), (B, 2)):
+        for env in ("conda-py3.11", "existing-py"):
+            write_benchmarks(other)
+            write_machine(other, "alpha")
+            write_run(other, "alpha", commit, full_values(), date=date, env=env)
+    assert main(["compare", str(other), "--commits", "aaaa", "bbbb"]) == 2  # two shared, neither this one's
+    assert "2 environments (conda-py3.11, existing-py): pick one with --env" in one_line_error(capsys.readouterr().err)
+
+
+def test_commits_are_git_revisions_resolved_in_the_project(tmp_path, capsys, monkeypatch):
+    from .asvtools import git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for i in (1, 2):
+        (repo / "f").write_text(str(i))
+        git(repo, "add", "f")
+        git(repo, "commit", "-q", "-m", str(i))
+    git(repo, "tag", "v1", "HEAD~1")
+    first, second = git(repo, "rev-parse", "HEAD~1"), git(repo, "rev-parse", "HEAD")
+    root = tmp_path / "r"
+    write_benchmarks(root)
+    write_machine(root, "alpha")
+    write_run(root, "alpha", first, full_values(), date=1)
+    write_run(root, "alpha", second, full_values(gflops=(5.0, 50.0)), date=2)
+    monkeypatch.chdir(repo)
+    for before, after in (("HEAD~1", "HEAD"), ("v1", "main"), (first[:7], "HEAD")):
+        assert main(["compare", str(root), "--commits", before, after]) == 1, (before, after)
+        assert f"commits {first[:8]} → {second[:8]}" in capsys.readouterr().out
+    (repo / "f").write_text("3")
+    git(repo, "commit", "-q", "-am", "3")  # HEAD now has no results
+    assert main(["compare", str(root), "--commits", "HEAD~1", "HEAD"]) == 2
+    err = one_line_error(capsys.readouterr().err)
+    assert "'HEAD' (" in err and "has no results" in err and "roofline regress" in err
+    assert main(["compare", str(root), "--commits", "HEAD~1", "no-such-branch"]) == 2
+    assert "nor a revision git knows" in one_line_error(capsys.readouterr().err)
 
 
 def test_keys_that_changed_between_the_commits_are_the_machines(tmp_path, capsys):

@@ -12,6 +12,7 @@ the reference kernel speaks.
   kernel a busy neighbour hurts most), median time per call.
 - :func:`blas_limit`: the BLAS on fewer threads for a while (threadpoolctl), the suite's answer to a
   machine found busy (:func:`~roofline.model.contention.blas_threads_for`).
+- :func:`watched`: all of it around one measurement: the sample, the threads it leaves, the watch.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import KernelMismatch
-from ..model.contention import Conditions
+from ..host import blas_threads, cpu_count
+from ..model.contention import Conditions, blas_threads_for
 from .numpy_step import reference_product, relative_error
 from .pools import random_array
 
@@ -216,8 +218,38 @@ def blas_limit(threads: int | None) -> Iterator[None]:
 
 
 def limit_blas(threads: int | None) -> None:
-    """Put the BLAS on ``threads`` threads for the rest of this process (a ``time_`` twin's process)."""
+    """Put the BLAS and the OpenMP pools (torch's intra-op threads) on ``threads`` threads for the rest of this
+    process (a ``time_`` twin's process: as many as the measurement it twins had)."""
     if threads is not None:
         from threadpoolctl import threadpool_limits
 
-        threadpool_limits(limits=threads, user_api="blas")
+        threadpool_limits(limits=threads)
+
+
+@dataclass
+class Watched:
+    """What :func:`watched` ran under: the threads the BLAS and OpenMP pools had, of ``cores``; after the
+    block, the :class:`~roofline.model.contention.Conditions` of the whole (None until then)."""
+
+    threads: int
+    cores: int
+    conditions: Conditions | None = None
+
+
+@contextmanager
+def watched(sample_s: float = SAMPLE_S, flat: Callable[[], bool | None] | None = None) -> Iterator[Watched]:
+    """Measure the block as the suite's run does: watch the cores first (:func:`sample_cpu`), put the BLAS and
+    OpenMP pools on the cores others leave (:func:`~roofline.model.contention.blas_threads_for`: on this
+    project's 2-core VM beside a busy neighbour, a numpy GEMV on both cores cost a scheduler slice, ~8 ms a
+    call at any size, on one core 0.3-1 ms), and :class:`Watch` the whole; ``flat`` (called at the end) says
+    whether the block's timings ignored the work."""
+    before = sample_cpu(sample_s)
+    cores = blas_threads() or cpu_count()
+    threads = blas_threads_for(cores, before.run_queue)
+    out = Watched(threads, cores)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=threads if threads < cores else None):
+        watch = Watch(replace(before, blas_threads=threads, cores=cores)).start()
+        yield out
+        out.conditions = watch.stop(flat() if flat is not None else None)

@@ -17,13 +17,29 @@ if TYPE_CHECKING:
 LOCAL = "local"
 
 
-def resolve_hardware(name: str) -> Hardware:
-    """``local``: this machine's measured ceilings (about 10 s) with its RAM as memory; else the catalogue."""
+def watch_note(watch) -> list[str]:
+    """What a measurement under :func:`~roofline.measure.contention.watched` says of itself: the threads it
+    left to others, and whether it was contended (then its figures are not this machine's)."""
+    reasons = watch.conditions.reasons() if watch.conditions is not None else []
+    if reasons:
+        return [f"measured under contention: {'; '.join(reasons)}: these roofs are not this machine's"]
+    if watch.threads < watch.cores:
+        return [f"the BLAS ran on {watch.threads} of {watch.cores} threads, the cores others left"]
+    return []
+
+
+def resolve_hardware(name: str, notes: list[str] | None = None) -> Hardware:
+    """``local``: this machine's measured ceilings with its RAM as memory, under the run's contention watch
+    (what it says of itself goes to ``notes``); else the catalogue."""
     if name.strip().lower() == LOCAL:
         from ..host import total_memory_bytes
         from ..measure.ceilings import measure_ceilings
+        from ..measure.contention import watched
 
-        hw = measure_ceilings().hardware
+        with watched() as watch:
+            hw = measure_ceilings().hardware
+        if notes is not None:
+            notes += watch_note(watch)
         if hw.memory_bytes is not None:
             return hw
         return replace(hw, memory_bytes=total_memory_bytes(), source=f"{hw.source}; memory: total RAM")
@@ -122,19 +138,13 @@ def format_estimate(est: DecodeEstimate) -> list[str]:
                 f"{r.e2e_s:>9.4g} {r.tokens_per_s:>12,.1f} {per_seq:>10}  {fits}"
             )
     cap = "compute caps" if c.limited_by == "compute" else "KV-cache reads cap"
-    turn = (
-        f"the step turns compute-bound from batch {_batch(c.compute_bound_from)}"
-        if c.compute_bound_from
-        else f"the step is compute-bound at no batch at context {s.context} (each sequence's KV read outweighs "
-        "its arithmetic)"
-    )
     lines += [
         "",
         f"crossover batch {_batch(c.crossover)}: weights only, no KV cache (for a dense model peak / bandwidth "
         "× bytes per weight / 2, as roofline report and specs give it)",
         f"saturation batch {_batch(c.saturation)}: with the KV cache at context {s.context}, beyond it {cap} the "
-        f"throughput at {c.ceiling_tokens_per_s:,.0f} tok/s and batching stops paying",
-        f"  {turn}; KV bytes equal weight bytes at batch {_batch(c.kv_equals_weights)}",
+        f"throughput at {c.ceiling_tokens_per_s:,.0f} tok/s and batching stops paying; KV bytes equal weight bytes "
+        f"at batch {_batch(c.kv_equals_weights)}",
         "largest batch that fits: " + ("unknown (no memory size)" if est.max_batch is None else f"{est.max_batch}"),
     ]
     too_big = [st.batch for st in est.steps if st.fits is False]

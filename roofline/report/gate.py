@@ -1,10 +1,12 @@
 """``roofline compare --commits``: two commits the right way round, the CI gate asv cannot give.
 
 :func:`compare_commits` reads every benchmark in the direction its unit has (time down is better,
-throughput and fractions up), which asv cannot: asv reads every number as lower-is-better. Per
-machine, each side comes from one asv environment, named in the output; a commit recorded in
-several environments (``asv run --python=same`` beside asv's virtualenv) is refused unless
-``envs`` picks one. A change beyond the threshold is a regression or an improvement when a
+throughput and fractions up), which asv cannot: asv reads every number as lower-is-better. Commits are
+named as git names them (``HEAD~1``, a tag, a hash prefix: :func:`resolve`). Per machine, each side
+comes from one asv environment, named in the output; where a commit was recorded in several
+(``asv run --python=same`` beside asv's virtualenv) the one both commits share that this interpreter's
+runs use is read, and the output says so (:func:`~roofline.suite.revisions.env_names`); ``envs`` picks
+another. A change beyond the threshold is a regression or an improvement when a
 significance test agrees, or when there are no samples to test: asv's own test, from asv's
 statistics module (Mann-Whitney U at p < 0.002 on the raw samples of ``asv run
 --record-samples``, else non-overlapping 99 % confidence intervals), so the gate and ``asv
@@ -15,12 +17,14 @@ Missing benchmarks read as n/a; nothing is written.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from types import ModuleType
 
 from ..errors import BadInput
 from ..suite.names import MACHINE_FIGURES
 from ..suite.results import Benchmark, EnvRun, MachineResults, Results, Run
+from ..suite.revisions import rev_parse
 from ..units import NA, better, si, sig, table
 from .compare import select_machines
 
@@ -147,6 +151,8 @@ class Sides:
     after_file: str
     #: machine keys whose values differ between the two result files: {key: [before, after]}
     keys_changed: dict[str, list[object]] = field(default_factory=dict)
+    #: why this environment was read where the commits have several ("" where there was no choice)
+    env_note: str = ""
 
 
 @dataclass
@@ -214,6 +220,52 @@ def pick_env(run: Run, wanted: str | None, side: str, machine: str) -> EnvRun:
     return run.envs[hits[0]]
 
 
+def pick_shared(runs: tuple[Run, Run], preferred: dict[str, str]) -> tuple[str, str] | None:
+    """(environment, why) for two commits with several environments between them and none asked for: the first
+    of ``preferred`` ({name: what runs there}) both have, else the only one both have; None where neither is."""
+    shared = set(runs[0].envs) & set(runs[1].envs)
+    everything = set(runs[0].envs) | set(runs[1].envs)
+    picks = [(n, f"the one {what} uses") for n, what in preferred.items() if n in shared]
+    if not picks and len(shared) == 1:
+        picks = [(next(iter(shared)), "the only one recorded at both commits")]
+    if not picks:
+        return None
+    name, why = picks[0]
+    return name, f"{why}; also recorded: {', '.join(sorted(everything - {name}))} (--env picks another)"
+
+
+#: The class whose ``time_`` twin times a class's point where it has none of its own (the roofline fraction
+#: is DecodeDRAM's GFLOP/s over the roof).
+TWIN_CLASS = {"decode.DecodeRooflineFraction": "decode.DecodeDRAM"}
+TWIN = "time_decode_step"
+
+
+def _samples_test(ea: EnvRun, eb: EnvRun, name: str, key: tuple) -> Significance:
+    return significance(
+        ea.samples.get(name, {}).get(key),
+        eb.samples.get(name, {}).get(key),
+        ea.stats.get(name, {}).get(key),
+        eb.stats.get(name, {}).get(key),
+    )
+
+
+def _tested(ea: EnvRun, eb: EnvRun, name: str, key: tuple, x, y, better: str | None) -> Significance:
+    """asv's test on the benchmark's own samples; a track without any (a figure of the run's one measurement)
+    borrows its point's ``time_`` twin's: the same step timed by asv at both commits, in rounds. A twin that
+    moved the other way does not make the track's change significant."""
+    own = _samples_test(ea, eb, name, key)
+    cls, _, short = name.rpartition(".")
+    if own.significant is not None or short == TWIN or x is None or y is None:
+        return own
+    twin = f"{TWIN_CLASS.get(cls, cls)}.{TWIN}"
+    t = _samples_test(ea, eb, twin, key)
+    tx, ty = ea.values.get(twin, {}).get(key), eb.values.get(twin, {}).get(key)
+    if t.significant is None or tx is None or ty is None:
+        return own
+    slower, worse = ty > tx, (y < x if better == "higher" else y > x)
+    return Significance(bool(t.significant and slower == worse), t.p, f"time_ twin's {t.test}")
+
+
 def _compare_machine(
     results: Results,
     m: MachineResults,
@@ -222,11 +274,22 @@ def _compare_machine(
     envs: tuple[str | None, str | None],
     threshold: float,
     warnings: list[str],
+    preferred: dict[str, str] | None = None,
+    only: set[str] | None = None,
 ) -> tuple[Sides, list[Change]]:
+    note = ""
+    runs = (m.runs[a], m.runs[b])
+    if envs == (None, None) and max(len(runs[0].envs), len(runs[1].envs)) > 1:
+        picked = pick_shared(runs, preferred or {})
+        if picked is not None:
+            envs, note = (picked[0], picked[0]), picked[1]
     ea = pick_env(m.runs[a], envs[0], "before", m.name)
     eb = pick_env(m.runs[b], envs[1], "after", m.name)
     if ea.env != eb.env:
         warnings.append(f"machine {m.name}: before and after come from different environments ({ea.env}, {eb.env})")
+    if only is not None:
+        ea = replace(ea, values={k: v for k, v in ea.values.items() if k in only})
+        eb = replace(eb, values={k: v for k, v in eb.values.items() if k in only})
     one_sided = sorted(set(ea.values) ^ set(eb.values))
     if one_sided:
         warnings.append(
@@ -251,12 +314,7 @@ def _compare_machine(
                 verdict = judge(x, y, None, threshold)
                 changes.append(Change(m.name, name, params, unit, x, y, better, verdict, of="machine"))
                 continue
-            s = significance(
-                ea.samples.get(name, {}).get(key),
-                eb.samples.get(name, {}).get(key),
-                ea.stats.get(name, {}).get(key),
-                eb.stats.get(name, {}).get(key),
-            )
+            s = _tested(ea, eb, name, key, x, y, better)
             verdict = judge(x, y, better, threshold, s.significant)
             changes.append(
                 Change(m.name, name, params, unit, x, y, better, verdict, significant=s.significant, p=s.p, test=s.test)
@@ -265,7 +323,35 @@ def _compare_machine(
         warnings.append(f"machine {m.name}: no direction for {', '.join(sorted(undirected))}: changes are not judged")
     keys = {k: [ea.params.get(k), eb.params.get(k)] for k in sorted(set(ea.params) | set(eb.params))}
     moved = {k: v for k, v in keys.items() if v[0] != v[1]}
-    return Sides(m.name, ea.env, eb.env, ea.file, eb.file, moved), changes
+    return Sides(m.name, ea.env, eb.env, ea.file, eb.file, moved, note), changes
+
+
+def resolve(results: Results, rev: str, repo: Path | None = None) -> str:
+    """The full hash of ``rev`` among the results: a hash prefix they hold, else what ``git rev-parse`` names
+    in ``repo`` (the current folder: the project's repository). BadInput naming it where neither holds."""
+    text = (rev or "").strip()
+    hexlike = bool(text) and all(c in "0123456789abcdef" for c in text.lower())
+    problem = None
+    if hexlike:
+        try:
+            return results.resolve_commit(text)
+        except BadInput as exc:
+            problem = exc
+    full = rev_parse(text, repo)
+    if full is None:
+        if problem is not None:
+            raise problem
+        where = Path(repo or ".").resolve()
+        raise BadInput(f"commit {rev!r} is neither a hash in the results nor a revision git knows in {where}")
+    try:
+        return results.resolve_commit(full)
+    except BadInput:
+        known = sorted({c for m in results.machines.values() for c in m.runs})
+        sample = ", ".join(c[:8] for c in known[:6]) or "none"
+        raise BadInput(
+            f"commit {rev!r} ({full[:8]}) has no results in {results.path} (known: {sample}); "
+            "roofline regress BEFORE AFTER measures both"
+        ) from None
 
 
 def compare_commits(
@@ -275,11 +361,15 @@ def compare_commits(
     machines: list[str] | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     envs: list[str] | None = None,
+    repo: Path | None = None,
+    preferred: dict[str, str] | None = None,
+    names: set[str] | None = None,
 ) -> CommitComparison:
-    """Every benchmark value of ``before`` against ``after`` (hash prefixes) on each chosen machine.
+    """Every benchmark value of ``before`` against ``after`` (revisions, :func:`resolve`) on each chosen machine.
 
-    ``envs``: one environment name (or prefix) for both sides, or two (before, after); needed where a
-    commit has results from several environments.
+    ``envs``: one environment name (or prefix) for both sides, or two (before, after); without them, where a
+    commit has results from several environments, the first of ``preferred`` ({name: what runs there}) both
+    commits have. ``names``: only these benchmarks (what ``roofline regress`` just ran).
     """
     if not threshold > 0:
         raise BadInput(f"threshold must be positive, got {threshold!r}")
@@ -289,7 +379,7 @@ def compare_commits(
     warnings: list[str] = []
     chosen = select_machines(results, machines, warnings)
     pool = Results(path=results.path, benchmarks=results.benchmarks, machines={m.name: m for m in chosen})
-    a, b = pool.resolve_commit(before), pool.resolve_commit(after)
+    a, b = resolve(pool, before, repo), resolve(pool, after, repo)
     if a == b:
         raise BadInput(f"before and after are the same commit ({a[:8]})")
     changes: list[Change] = []
@@ -299,7 +389,7 @@ def compare_commits(
         if missing:
             warnings.append(f"machine {m.name}: no results for commit {', '.join(missing)}; not compared")
             continue
-        side, found = _compare_machine(results, m, a, b, pair, threshold, warnings)
+        side, found = _compare_machine(results, m, a, b, pair, threshold, warnings, preferred, names)  # only names
         sides.append(side)
         changes += found
     if not sides:
@@ -317,7 +407,7 @@ def _value(v: float | None, unit: str) -> str:
 
 def _significance(c: Change) -> str:
     if c.p is not None:
-        return f"p={c.p:.2g}"
+        return f"{'twin ' if c.test.startswith('time_ twin') else ''}p={c.p:.2g}"
     if c.test == "99% CI" and c.significant is not None:
         return "CIs apart" if c.significant else "CIs overlap"
     return "-"
@@ -331,7 +421,8 @@ def format_commits(cmp: CommitComparison) -> str:
     ]
     for s in cmp.sides:
         env = s.before_env if s.before_env == s.after_env else f"{s.before_env} → {s.after_env}"
-        lines.append(f"machine {s.machine}: environment {env} ({s.before_file}, {s.after_file})")
+        why = f": {s.env_note}" if s.env_note else ""
+        lines.append(f"machine {s.machine}: environment {env} ({s.before_file}, {s.after_file}){why}")
     rows = [["machine", "benchmark", "params", "before", "after", "change", "significance", "verdict"]]
     for c in cmp.code():
         verdict = c.verdict.upper() if c.verdict in ("regression", "improvement") else c.verdict

@@ -24,10 +24,11 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import BackendUnavailable, KernelMismatch
 from ..measure.backends import available, build_step, release_cuda
-from ..measure.contention import limit_blas
+from ..measure.contention import limit_blas, watched
 from ..measure.numpy_step import decode_step
 from ..measure.step import DecodeMeasurement, StepRounds, measure_step
 from ..measure.timing import settle
@@ -49,12 +50,34 @@ def tracked(value: float) -> float:
     return float(f"{value:.{TRACK_DIGITS}g}") if math.isfinite(value) else value
 
 
+#: What the processes reading one setup_cache have said, in its folder (asv runs each there, one at a time).
+SAID_FILE = "roofline-said.txt"
+
+
 def _stderr(*lines: str) -> None:
-    """asv's stderr (``asv run --show-stderr``) is the benchmarks' one channel; each line once per process."""
-    for line in lines:
-        if line not in _said:
-            _said.add(line)
-            print(f"roofline: {line}", file=sys.stderr)
+    """asv's stderr (``asv run --show-stderr``) is the benchmarks' one channel; each line once per run.
+
+    A process that reads a setup_cache's result (``cache.pickle`` in its folder) runs where every other
+    reader of it does: the first to say a line notes it there, the rest keep quiet (once per process, a
+    run's 7 warnings were replayed for every parameter: 1,180 lines of asv's output). asv discards a
+    setup_cache's own stderr, so its process notes nothing.
+    """
+    shared = Path(SAID_FILE) if Path("cache.pickle").is_file() else None
+    if shared is not None:
+        try:
+            _said.update(shared.read_text(encoding="utf-8").splitlines())
+        except OSError:
+            pass
+    new = [line for line in dict.fromkeys(lines) if line not in _said]
+    for line in new:
+        _said.add(line)
+        print(f"roofline: {line}", file=sys.stderr)
+    if shared is not None and new:
+        try:
+            with shared.open("a", encoding="utf-8") as f:
+                f.write("".join(f"{line}\n" for line in new))
+        except OSError:
+            pass
 
 
 def _warn(lines: Sequence[str]) -> None:
@@ -155,7 +178,7 @@ def twin_calls(point: Point) -> int:
 
 class _Twin:
     """The measured point's step for asv's ``time_`` twin: built (and validated) on its first call,
-    with the BLAS on as many threads as the run's measurement had.
+    with the BLAS and OpenMP pools on as many threads as the run's measurement had.
 
     One call runs ``calls`` steps back to back (:func:`twin_calls`), and
     :meth:`clock` reads ``time.perf_counter() / calls``: with asv's ``number = 1`` and ``timer = clock``,
@@ -173,8 +196,8 @@ class _Twin:
     def __call__(self):
         step = self.steps.get(self.key)
         if step is None:
-            limit_blas(self.threads)
             step = self.steps[self.key] = self.build()
+            limit_blas(self.threads)  # after the build: torch's pool is loaded by then
             settle()  # the build's float64 check spins the BLAS's workers: asv's samples come after
         for _ in range(self.calls - 1):
             step()
@@ -284,6 +307,11 @@ def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResul
     backend's are built, so one backend's pools are held at a time (numpy's and torch fp32's map the
     shared random file; torch's bf16 pools are copies). In rounds, ten processes read numpy fp32
     n=256 b=1 within max/min 1.36 on this project's 2-core VM (docs/measured/method.md).
+
+    Under the run's contention watch (:func:`~roofline.measure.contention.watched`), in a process of its own:
+    on a machine found busy the BLAS and torch run on the cores left, as the decode classes' run does, and
+    the twins get as many; a contended grid says so in every point's warnings. Without it, numpy fp32
+    n=2048 b=1 read 1.05 GFLOP/s (8 ms a step: a scheduler slice per GEMV) beside 5.1 for DecodeDRAM.
     """
     chosen = params.chosen(grid)
     out: dict[tuple, PointResult] = {}
@@ -297,6 +325,33 @@ def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResul
                         out[key] = PointResult("skipped", "not chosen this run (ROOFLINE_BACKEND_N, _BATCH)")
                     else:
                         keys[backend].append(key)
+    for backend in CPU_BACKENDS:  # torch loaded first: the watch limits the thread pools loaded when it starts
+        try:
+            if keys[backend]:
+                available(backend, "fp32")
+        except BackendUnavailable:
+            pass
+    with watched() as watch:
+        rounds = _backend_rounds(keys, out)
+    reasons = watch.conditions.reasons() if watch.conditions is not None else []
+    threads = watch.threads if watch.threads < watch.cores else None
+    for backend in CPU_BACKENDS:
+        if not keys[backend]:
+            continue
+        for key, m in zip(keys[backend], rounds[backend].measurements(), strict=True):
+            label = f"{m.backend} {key[1]} n={m.n} batch={m.batch}"
+            notes = guards.noisy(m.spread, label)
+            if m.threads is not None:
+                notes.append(f"{m.backend} ran on {m.threads} torch thread(s)")
+            if reasons:
+                notes.append(f"the backend class was measured under contention: {'; '.join(reasons)}")
+            out[key] = PointResult("ok", measurement=m, warnings=tuple(notes), threads=threads)
+    return out
+
+
+def _backend_rounds(keys: dict[str, list[tuple]], out: dict[tuple, PointResult]) -> dict[str, StepRounds]:
+    """:func:`backend_grid`'s rounds: ``keys[backend]`` keeps the steps that built in every round (``out`` why
+    the others did not)."""
     rounds: dict[str, StepRounds] = {}
     for r in range(PASSES):
         for backend in CPU_BACKENDS:
@@ -320,29 +375,21 @@ def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResul
                 rounds[backend].time(list(steps.values()))
             keys[backend] = list(steps)
             rounds[backend].release()  # this round's pools go before the next are built
-    for backend in CPU_BACKENDS:
-        if not keys[backend]:
-            continue
-        for key, m in zip(keys[backend], rounds[backend].measurements(), strict=True):
-            label = f"{m.backend} {key[1]} n={m.n} batch={m.batch}"
-            notes = guards.noisy(m.spread, label)
-            if m.threads is not None:
-                notes.append(f"{m.backend} ran on {m.threads} torch thread(s)")
-            out[key] = PointResult("ok", measurement=m, warnings=tuple(notes))
-    return out
+    return rounds
 
 
 def backend_point(grid: Mapping[tuple, PointResult] | str, backend: str, dtype: str, n: int, batch: int) -> Point:
     """The measured combination; skipped when absent here or not chosen."""
     grid = cached(grid)
     key = (backend, dtype, n, batch)
-    return _point(key, grid.get(key), f"{backend} {dtype} n={n} batch={batch}")
+    result = grid.get(key)
+    return _point(key, result, f"{backend} {dtype} n={n} batch={batch}", threads=getattr(result, "threads", None))
 
 
 def backend_twin(point: Point) -> _Twin:
-    """The same step the combination measured, for asv to time back to back."""
+    """The same step the combination measured, for asv to time back to back, on as many threads."""
     backend, dtype, n, batch = point.key
-    return _Twin(point.key, lambda: build_step(backend, dtype, n, batch), None, twin_calls(point))
+    return _Twin(point.key, lambda: build_step(backend, dtype, n, batch), point.blas_threads, twin_calls(point))
 
 
 def cuda_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, dict[str, object]]:

@@ -155,6 +155,16 @@ def write_machine_file(path: Path, entries: Mapping[str, object]) -> None:
         raise BadInput(f"cannot write the machine file {path}: {exc.strerror or exc}") from None
 
 
+def asv_machine_name(name: str | None = None, path: Path | None = None) -> str:
+    """The machine asv's own commands file results under: ``name``; else the machine file's only entry
+    (asv 0.6.6's rule when it holds one, whatever its name); else this host's name."""
+    if name is None:
+        entries = read_machine_file(path or machine_file_path())
+        if len(entries) == 1:
+            name = next(iter(entries))
+    return check_machine_name(name)
+
+
 def register(
     name: str | None = None,
     path: Path | None = None,

@@ -230,14 +230,45 @@ def read_grid(benchmark_dir: str | os.PathLike) -> dict[str, tuple] | None:
     return None
 
 
-def selection(grid: Mapping[str, Sequence[object]], only: str | None = None) -> list[str]:
+#: A regex narrowing what every asv command of the suite runs (``asv run``, ``continuous``, ``find``, ``roofline
+#: bench``, ``roofline regress``), as their ``--bench`` does; matched like asv's against ``name(params)``.
+BENCH_VARIABLE = "ROOFLINE_BENCH"
+
+
+def _regex(text: str, what: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise BadInput(f"{what} {text!r} is not a regular expression ({exc})") from None
+    return text
+
+
+def narrowing(only: str | Sequence[str] | None = None) -> list[str]:
+    """The regexes a name must each match: ``only`` (any of several, as asv's repeated ``--bench``) and
+    :data:`BENCH_VARIABLE`; BadInput naming one that is not a regular expression."""
+    out = []
+    if only:
+        items = [only] if isinstance(only, str) else list(only)
+        out.append("|".join(f"(?:{_regex(r, '--bench')})" for r in items))
+    variable = os.environ.get(BENCH_VARIABLE, "").strip()
+    if variable:
+        out.append(_regex(variable, BENCH_VARIABLE))
+    return out
+
+
+def selection(
+    grid: Mapping[str, Sequence[object]], only: str | Sequence[str] | None = None, exclude: Sequence[str] = ()
+) -> list[str]:
     """asv ``--bench`` regexes that run exactly the chosen combinations (and every other benchmark).
 
     asv would start a process for each combination of the grid only to skip it; these spare it.
-    ``only``: a user's regex; the selection is narrowed to the names it matches.
+    ``only``: a user's regex (or several, any of them); the selection is narrowed to the names it matches,
+    and to :data:`BENCH_VARIABLE`'s. ``exclude``: regexes, anchored at a name's start, that leave benchmarks
+    out (the classes that cannot run here, :mod:`roofline.suite.runnable`).
     """
     picked = chosen(grid)
-    narrow = f"(?=.*(?:{only}))" if only else ""
+    narrow = "".join(f"(?=.*(?:{r}))" for r in narrowing(only))
+    narrow += f"(?!{'|'.join(exclude)})" if exclude else ""
     out = []
     for cls, variables in CHOSEN_BY.items():
         parts = []

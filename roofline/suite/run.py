@@ -68,13 +68,18 @@ PASSES = 3
 
 @dataclass(frozen=True)
 class PointResult:
-    """One decode combination of the grid: measured ("ok"), "skipped" or "failed", with the reason."""
+    """One decode combination of the grid: measured ("ok"), "skipped" or "failed", with the reason.
+
+    ``threads``: the BLAS and OpenMP threads it was timed on where a grid measured under its own watch
+    chose fewer than the cores (the backend class's); None: as the run's.
+    """
 
     status: str
     reason: str = ""
     measurement: DecodeMeasurement | None = None
     fraction: float | None = None
     warnings: tuple[str, ...] = ()
+    threads: int | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,88 @@
+"""The suite's classes that cannot run here, and why: asv then starts no process for them.
+
+asv starts a process for every parameter combination it runs, about half a second each here (Python,
+numpy and the suite imported), even one that only says it skips: ``backends.CudaDecode``'s 240
+combinations cost two minutes of a CPU machine's ``asv run``. asv-runner's ``skip_benchmark_if``
+drops a benchmark from discovery, which changes benchmarks.json with the machine (and orphans the
+history filed under it), and ``skip_params_if`` still starts the process; asv's ``--bench`` selection
+starts none. So a class that needs what this machine or every benchmark environment lacks is left out
+of the selection (:func:`exclusions`, applied by ``roofline bench``, ``roofline regress`` and, through
+the asv plugin, plain ``asv run``), with one line saying why; it records nothing in that run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..host import gpu_present
+from .names import CUDA_CLASS, ENGINE_CLASSES
+
+#: The classes that need modules a benchmark environment may lack (each skips without them).
+NEEDS_MODULES: Mapping[str, tuple[str, ...]] = {
+    ENGINE_CLASSES["llama.cpp"]: ("llama_cpp",),
+    "models.ModelDecode": ("torch", "transformers"),
+}
+#: The combinations of other classes that need a CUDA device: the overhead roof's torch-cuda backend.
+CUDA_COMBINATIONS = {"backends.CallOverhead (torch-cuda)": r"backends\.CallOverhead\.[^.(]+\('torch-cuda'\)"}
+
+#: Asked in a benchmark environment: the modules of :data:`NEEDS_MODULES` it cannot find, one a line.
+PROBE = (
+    "import importlib.util, sys\n"
+    "for name in sys.argv[1:]:\n"
+    "    if importlib.util.find_spec(name) is None:\n"
+    "        print(name)\n"
+)
+
+
+def modules_needed() -> list[str]:
+    return sorted({m for mods in NEEDS_MODULES.values() for m in mods})
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """Benchmarks left out of a run: what they are, the regex (anchored at a name's start) that matches
+    them, and why."""
+
+    what: str
+    regex: str
+    why: str
+
+
+def _class(name: str, why: str) -> LeftOut:
+    return LeftOut(name, re.escape(f"{name}."), why)
+
+
+def cannot_run(missing: Iterable[set[str] | None], device: Callable[[], bool] | None = None) -> list[LeftOut]:
+    """What cannot run here. ``missing``: per benchmark environment, the modules of :func:`modules_needed` it
+    lacks (None: it could not be asked, which leaves every class in); a class is left out only when every
+    environment lacks what it needs. ``device``: whether a CUDA device is here (:func:`~roofline.host.gpu_present`)."""
+    out: list[LeftOut] = []
+    if not (device or gpu_present)():
+        why = "no CUDA device here (no NVIDIA device node)"
+        out.append(_class(CUDA_CLASS, why))
+        out += [LeftOut(what, regex, why) for what, regex in CUDA_COMBINATIONS.items()]
+    envs = list(missing)
+    if envs and all(m is not None for m in envs):
+        for cls, mods in NEEDS_MODULES.items():
+            lacking = [m for m in mods if all(m in env for env in envs)]
+            if lacking:
+                out.append(_class(cls, f"{', '.join(lacking)} not installed where the benchmarks run"))
+    return out
+
+
+def summary(left_out: Sequence[LeftOut]) -> list[str]:
+    """One line per reason, naming what it leaves out."""
+    by_reason: dict[str, list[str]] = {}
+    for item in left_out:
+        by_reason.setdefault(item.why, []).append(item.what)
+    return [f"not run: {', '.join(names)}: {why}; asv starts no process for it" for why, names in by_reason.items()]
+
+
+def missing_here(names: Sequence[str]) -> set[str]:
+    """The modules of ``names`` this interpreter cannot find (``roofline bench --python-same``: the benchmarks'
+    environment is this one)."""
+    import importlib.util
+
+    return {n for n in names if importlib.util.find_spec(n) is None}

@@ -1,0 +1,269 @@
+"""What asv runs of the suite, and what it spares: the chosen combinations, the classes that cannot run here
+(roofline's asv plugin, suite.runnable), ROOFLINE_BENCH; and what a run says once, exits with, or gates."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from roofline import asv_plugin, bench, regress
+from roofline.errors import BadInput
+from roofline.suite import harness, params, runnable
+from roofline.suite.results import Benchmark
+
+from .clitools import one_line_error
+
+ROOT = Path(__file__).resolve().parents[1]
+GRID = params.read_grid(ROOT / "benchmarks")
+
+
+def asv_matches(regexes: list[str], label: str) -> bool:
+    """asv's own rule: a combination runs when any --bench regex is found in ``name(params)``."""
+    return any(re.search(r, label) for r in regexes)
+
+
+def test_without_a_cuda_device_the_cuda_class_and_combinations_are_left_out_with_one_line():
+    left = runnable.cannot_run([set()], device=lambda: False)
+    assert [x.what for x in left] == ["backends.CudaDecode", "backends.CallOverhead (torch-cuda)"]
+    (line,) = runnable.summary(left)
+    assert line.startswith("not run: backends.CudaDecode, backends.CallOverhead (torch-cuda): no CUDA device")
+    regexes = params.selection(GRID, exclude=[x.regex for x in left])
+    assert not asv_matches(regexes, "backends.CudaDecode.track_gflops('torch-cuda', 'bf16', 8192, 1)")
+    assert not asv_matches(regexes, "backends.CallOverhead.track_single_call('torch-cuda')")
+    assert asv_matches(regexes, "backends.CallOverhead.track_single_call('numpy')")
+    assert asv_matches(regexes, "ceilings.GemmPeak.track_gemm_ceiling('float32')")
+    assert runnable.cannot_run([set()], device=lambda: True) == []
+
+
+def test_a_class_is_left_out_only_when_every_environment_lacks_what_it_needs():
+    def names(missing):
+        return [x.what for x in runnable.cannot_run(missing, device=lambda: True)]
+
+    assert names([{"llama_cpp"}, {"llama_cpp", "torch"}]) == ["engines.LlamaCppDecode"]
+    assert names([{"llama_cpp"}, set()]) == []  # one environment has it: it runs there
+    assert names([{"torch"}]) == ["models.ModelDecode"]
+    assert names([{"llama_cpp"}, None]) == []  # an environment that could not be asked leaves everything in
+    (why,) = {x.why for x in runnable.cannot_run([{"torch", "transformers"}], device=lambda: True)}
+    assert why == "torch, transformers not installed where the benchmarks run"
+
+
+def test_roofline_bench_narrows_every_selection_and_a_bad_one_is_one_line(monkeypatch):
+    monkeypatch.setenv("ROOFLINE_N", "256")
+    monkeypatch.setenv("ROOFLINE_BATCH", "1")
+    monkeypatch.setenv(params.BENCH_VARIABLE, r"^decode\.DecodeDRAM\.track_gflops")
+    regexes = params.selection(GRID, only=["track_", "time_"])
+    assert asv_matches(regexes, "decode.DecodeDRAM.track_gflops(256, 1)")
+    assert not asv_matches(regexes, "decode.DecodeDRAM.track_gflops(256, 8)")  # not chosen
+    assert not asv_matches(regexes, "decode.DecodeDRAM.time_decode_step(256, 1)")  # not ROOFLINE_BENCH's
+    assert not asv_matches(regexes, "ceilings.GemmPeak.track_gemm_ceiling('float32')")
+    monkeypatch.setenv(params.BENCH_VARIABLE, "decode(")
+    with pytest.raises(BadInput, match=r"ROOFLINE_BENCH 'decode\(' is not a regular expression"):
+        params.selection(GRID)
+
+
+class _Env:
+    def __init__(self, missing):
+        self.missing = missing
+
+    def run(self, args, **kwargs):
+        asked = args[2:]
+        return "".join(f"{m}\n" for m in asked if m in self.missing)
+
+
+def test_the_asv_plugin_narrows_discovery_and_says_what_it_leaves_out(monkeypatch, capsys):
+    monkeypatch.setattr(runnable, "gpu_present", lambda: False)
+    conf = SimpleNamespace(benchmark_dir=str(ROOT / "benchmarks"))
+    found = {
+        "backends.CudaDecode.track_gflops": {"params": [["'torch-cuda'"], ["'bf16'"], ["8192"], ["1"]]},
+        "engines.LlamaCppDecode.track_tokens_per_s": {"params": [["'F16'"], ["1"]]},
+        "decode.DecodeDRAM.track_gflops": {"params": [["256"], ["1"]]},
+    }
+    regexes = asv_plugin.narrowed(conf, [_Env({"llama_cpp"})], None, found)
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "roofline: not run: backends.CudaDecode: no CUDA device here (no NVIDIA device node); asv starts no process "
+        "for it",  # CallOverhead was not asked for
+        "roofline: not run: engines.LlamaCppDecode: llama_cpp not installed where the benchmarks run; asv starts no "
+        "process for it",
+    ]
+    assert not asv_matches(regexes, "engines.LlamaCppDecode.track_tokens_per_s('F16', 1)")
+    assert asv_matches(regexes, "models.ModelDecode.track_tokens_per_s(1)")  # torch is there
+    dram = {k: v for k, v in found.items() if k.startswith("decode.")}
+    only = asv_plugin.narrowed(conf, [_Env(set())], r"^decode\.", dram)
+    assert capsys.readouterr().err == ""  # nothing it leaves out was asked for
+    assert not asv_matches(only, "ceilings.GemmPeak.track_gemm_ceiling('float32')")
+    assert asv_plugin.narrowed(SimpleNamespace(benchmark_dir="/nowhere"), [], None, {}) is None  # not this suite
+
+
+def test_asv_loads_the_plugin_from_the_config():
+    conf = ROOT / "asv.conf.json"
+    text = "\n".join(line for line in conf.read_text().splitlines() if not line.strip().startswith("//"))
+    assert json.loads(text)["plugins"] == [".roofline.asv_plugin"]
+    code = (
+        "from asv.plugin_manager import plugin_manager; plugin_manager.import_plugin('.roofline.asv_plugin'); "
+        "plugin_manager.import_plugin('.roofline.asv_plugin'); "
+        "from asv.benchmarks import Benchmarks; from asv.commands.publish import Publish; "
+        "inner = Benchmarks.discover.__func__.__closure__[0].cell_contents; "
+        "print(Benchmarks.discover.__func__._roofline_wrapped, Publish.run.__func__._roofline_wrapped, "
+        "getattr(inner, '_roofline_wrapped', False))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "True", "False"]  # wrapped once however often asv loads it
+
+
+def test_regress_gates_exactly_what_its_selection_ran():
+    suite = {
+        "decode.DecodeDRAM.track_gflops": Benchmark("x", raw={"params": [["256", "1024"], ["1", "8"]]}),
+        "decode.DecodeDRAM.time_decode_step": Benchmark("x", raw={"params": [["256", "1024"], ["1", "8"]]}),
+        "ceilings.GemmPeak.track_gemm_ceiling": Benchmark("x", raw={"params": [["'float32'"]]}),
+        "crossover.Crossover.track_observed_crossover_batch": Benchmark("x", raw={}),
+    }
+    assert regress.selected_names(suite, [r"^decode\.DecodeDRAM\.[^.(]+\((?:256), (?:1|8)\)$"]) == {
+        "decode.DecodeDRAM.track_gflops",
+        "decode.DecodeDRAM.time_decode_step",
+    }
+    crossover = {"crossover.Crossover.track_observed_crossover_batch"}
+    assert regress.selected_names(suite, [r"^(?=.*(?:crossover))"]) == crossover
+    assert regress.selected_names(suite, []) == set(suite)
+
+
+def test_a_run_that_wrote_no_value_measured_nothing(tmp_path):
+    folder = tmp_path / "box"
+    folder.mkdir()
+    (folder / "machine.json").write_text("{}")
+    before = bench._snapshot(folder)
+    assert not bench.measured_anything(folder, before)  # asv wrote nothing (the project did not build)
+    row = {"results": {"a.B.track_x": [[None, float("nan")], [["1", "2"]]]}}
+    (folder / "aaaaaaaa-existing-py.json").write_text(json.dumps(row))
+    assert not bench.measured_anything(folder, before)  # every benchmark failed or skipped
+    row["results"]["a.B.time_y"] = [[1.5e-5], [["1"]]]
+    (folder / "aaaaaaaa-existing-py.json").write_text(json.dumps(row))
+    assert bench.measured_anything(folder, before)
+    assert not bench.measured_anything(folder, bench._snapshot(folder))  # an old file is not this run's
+
+
+def test_roofline_allow_busy_is_the_flag_and_anything_else_is_one_line(monkeypatch, capsys):
+    from roofline.cli import main
+
+    for text, flag, want in (("", False, False), ("0", False, False), ("1", False, True), ("", True, True)):
+        monkeypatch.setenv(bench.ALLOW_BUSY_VARIABLE, text)
+        assert bench.allow_busy_from(flag) is want
+    monkeypatch.setenv(bench.ALLOW_BUSY_VARIABLE, "yes")
+    assert main(["regress", "HEAD~1", "HEAD"]) == 2
+    assert "ROOFLINE_ALLOW_BUSY='yes'" in one_line_error(capsys.readouterr().err)
+
+
+def test_regress_names_an_unknown_revision_in_one_line(capsys, tmp_path, monkeypatch):
+    from roofline.cli import main
+
+    monkeypatch.chdir(tmp_path)  # no repository here
+    assert main(["regress", "HEAD~1", "HEAD"]) == 2
+    assert "git rev-parse does not know 'HEAD~1' as a commit" in one_line_error(capsys.readouterr().err)
+    monkeypatch.chdir(ROOT)
+    assert main(["regress", "HEAD", "HEAD"]) == 2
+    assert "are the same commit" in one_line_error(capsys.readouterr().err)
+
+
+def test_a_warning_is_said_once_per_run_by_the_processes_sharing_a_setup_cache(tmp_path, monkeypatch):
+    """asv runs every reader of a setup_cache in its folder, one after another: the first says a line."""
+    (tmp_path / "cache.pickle").write_bytes(b"")
+    code = "\n".join(
+        [
+            "from roofline.suite import harness as h",
+            "h._warn(['a busy minute', 'a noisy point'])",
+            "h._warn(['a noisy point'])",
+        ]
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    outs = [
+        subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True).stderr
+        for _ in range(3)
+    ]
+    assert outs[0] == "roofline: warning: a busy minute\nroofline: warning: a noisy point\n"
+    assert outs[1:] == ["", ""]
+    (tmp_path / "cache.pickle").unlink()  # a setup_cache's own process (asv drops its stderr) notes nothing
+    monkeypatch.chdir(tmp_path)
+    harness._said.clear()
+    harness._warn(["elsewhere"])
+    assert not (tmp_path / harness.SAID_FILE).read_text().count("elsewhere")
+
+
+def test_make_writes_roofline_bench_s_own_exit_status_for_scripts(tmp_path):
+    """make exits 2 whatever the recipe's status; the Makefile keeps roofline's (3: a busy machine)."""
+    for name in ("Makefile", "setup.cfg", "pyproject.toml"):
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    bin_dir = tmp_path / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "python").write_text("")
+    fake = bin_dir / "roofline"
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    fake.chmod(0o755)
+    installed = tmp_path / ".venv" / ".bench-installed"
+    installed.write_text("")
+    os.utime(installed, (2e9, 2e9))  # newer than setup.cfg: make installs nothing
+    proc = subprocess.run(["make", "bench"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "Error 3" in proc.stderr
+    assert (tmp_path / ".asv" / "exit-status").read_text().strip() == "3"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    assert subprocess.run(["make", "bench"], cwd=tmp_path, capture_output=True, timeout=60).returncode == 0
+    assert (tmp_path / ".asv" / "exit-status").read_text().strip() == "0"
+    os.utime(installed, (1e9, 1e9))  # older than setup.cfg: make installs first, and that fails here
+    proc = subprocess.run(["make", "bench"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and not (tmp_path / ".asv" / "exit-status").exists()  # no stale status to misread
+
+
+def test_the_backend_grid_runs_on_the_cores_its_watch_leaves_and_says_when_contended(monkeypatch):
+    from contextlib import contextmanager
+
+    from roofline.measure import contention
+    from roofline.model.contention import Conditions
+
+    from .test_run import _fake_timing, _FakeStep
+
+    @contextmanager
+    def busy():
+        watch = contention.Watched(1, 2)
+        yield watch
+        watch.conditions = Conditions(lost_share=0.5, run_queue=1.0, blas_threads=1, cores=2)
+
+    monkeypatch.setenv("ROOFLINE_BACKEND_N", "256")
+    monkeypatch.setenv("ROOFLINE_BACKEND_BATCH", "1")
+    _fake_timing(monkeypatch)
+    monkeypatch.setattr(harness, "watched", busy)
+    monkeypatch.setattr(harness, "settle", lambda: None)
+
+    def build(backend, dtype, n, batch):
+        if dtype == "bf16":
+            raise harness.BackendUnavailable("no bf16 here")
+        step = _FakeStep(n, batch, dtype)
+        step.backend = backend
+        return step
+
+    monkeypatch.setattr(harness, "build_step", build)
+    grid = harness.backend_grid(params.read_grid(ROOT / "benchmarks"))
+    ok = grid["numpy", "fp32", 256, 1]
+    assert ok.status == "ok" and ok.threads == 1
+    assert any(w.startswith("the backend class was measured under contention: 50% of CPU time") for w in ok.warnings)
+    point = harness.backend_point(grid, "numpy", "fp32", 256, 1)
+    assert point.blas_threads == 1 and harness.backend_twin(point).threads == 1  # the twin on as many
+
+
+def test_regress_files_results_under_the_machine_asv_run_uses(tmp_path, monkeypatch):
+    """asv 0.6.6 files results under a machine file's only entry, whatever its name; else the host's."""
+    from roofline.suite.machine_file import asv_machine_name
+
+    monkeypatch.setattr("platform.node", lambda: "host")
+    path = tmp_path / "machine.json"
+    assert asv_machine_name(None, path) == "host"  # no file
+    path.write_text(json.dumps({"box": {"machine": "box"}, "version": 1}))
+    assert asv_machine_name(None, path) == "box"
+    assert asv_machine_name("other", path) == "other"
+    path.write_text(json.dumps({"box": {}, "ci": {}, "version": 1}))
+    assert asv_machine_name(None, path) == "host"  # asv asks for the host's entry then
