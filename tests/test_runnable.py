@@ -102,6 +102,7 @@ def test_the_asv_plugin_narrows_discovery_and_says_what_it_leaves_out(monkeypatc
     assert asv_plugin.narrowed(SimpleNamespace(benchmark_dir="/nowhere"), [], None, {}) is None  # not this suite
 
 
+@pytest.mark.e2e  # a child process loads asv's commands, as asv does
 def test_asv_loads_the_plugin_from_the_config():
     conf = ROOT / "asv.conf.json"
     text = "\n".join(line for line in conf.read_text().splitlines() if not line.strip().startswith("//"))
