@@ -59,7 +59,7 @@ bench: $(VENV)/.bench-installed
 	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG) $(ENGINES_FLAG); $(KEEP_STATUS)
 
 gallery: $(VENV)/.bench-installed
-	$(BIN)/roofline bench --gallery $(GALLERY) $(GALLERY_FLAGS) --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG); $(KEEP_STATUS)
+	$(BIN)/roofline bench --gallery $(GALLERY) $(GALLERY_FLAGS) --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG) $(ENGINES_FLAG); $(KEEP_STATUS)
 
 fleet: $(VENV)/.fleet-installed
 	$(BIN)/python fleet/run.py --out $(FLEET_OUT) $(FLEET_ARGS)

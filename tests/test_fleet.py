@@ -399,8 +399,8 @@ def test_a_job_whose_results_conflict_fails_and_writes_nothing(local_fleet, tmp_
     shutil.copytree(local_fleet["results"], shared)
     held = snapshot(shared)
     cmd = [Path(sys.executable).with_name("reframe"), "-C", "fleet/config/local.py", "-c", "fleet/roofline_check.py"]
-    # a class with no setup_cache of the run's whole measurement: any results of the same commit conflict
-    cmd += ["--system", "local:cpu", "-r", "--nocolor", "-S", f"results_dir={shared}", "-S", "bench=CallOverhead"]
+    # a figure the first job recorded, measured again: the same machine, commit and benchmark, another value
+    cmd += ["--system", "local:cpu", "-r", "--nocolor", "-S", f"results_dir={shared}", "-S", "bench=MemoryBandwidth"]
     cmd += ["-S", "allow_busy=true"]  # beside other work: a busy machine would stop the job before the merge
     proc = run([*cmd, "--prefix", tmp_path / "rfm"], local_fleet["repo"], local_fleet["env"])
     assert proc.returncode == 1, proc.stdout[-3000:]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from roofline.suite import machine_file
-from roofline.suite.offline_html import local_server
+from roofline.suite.offline_html import ASV_PAGE, local_server
 
 from .asv_fixtures import snapshot
 from .asvtools import RUN_TIMEOUT_S, asv_env, git, load_results, selection
@@ -219,12 +219,14 @@ def _times(suite, commit: str) -> dict[str, float]:
 
 
 def test_published_html_renders_both_machines_in_chromium(suite, tmp_path):
-    """asv publish's own folder, served by `roofline serve` (CDN libraries from roofline), the network blocked."""
+    """asv publish's own folder, served by `roofline serve` (CDN libraries from roofline), the network blocked;
+    asv's page is behind roofline's landing page, which roofline's asv plugin writes in publish."""
+    assert (suite["html"] / ASV_PAGE).is_file()
     with (
         serving(local_server(suite["html"], 0)) as base,
         offline_page(base, tmp_path / "profile") as (page, errors, refused),
     ):
-        page.goto(f"{base}/index.html#{GFLOPS_TRACK}", wait_until="load")
+        page.goto(f"{base}/{ASV_PAGE}#{GFLOPS_TRACK}", wait_until="load")
         page.wait_for_selector("#main-graph canvas.flot-base", timeout=30_000)
         page.wait_for_function(SERIES_WITH_POINTS, arg=2, timeout=30_000)
         buttons = page.eval_on_selector_all(

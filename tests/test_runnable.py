@@ -196,6 +196,29 @@ def test_a_warning_is_said_once_per_run_by_the_processes_sharing_a_setup_cache(t
     assert not (tmp_path / harness.SAID_FILE).read_text().count("elsewhere")
 
 
+def test_the_benchmark_that_said_a_line_says_it_in_each_of_its_rounds(tmp_path):
+    """asv shows a benchmark's last round only: the one that said a line first says it again there, no other."""
+    (tmp_path / "cache.pickle").write_bytes(b"")
+    runner = tmp_path / "asv_runner"  # where asv_runner's _run holds the benchmark id
+    runner.mkdir()
+    (runner / "run.py").write_text(
+        "def _run(benchmark_id):\n"
+        "    from roofline.suite import harness as h\n"
+        "    h._warn(['a busy minute'])\n"
+        "import sys\n_run(sys.argv[1])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    rounds = ["d.T.time_step-0", "d.T.time_step-1"], ["d.T.time_step-0", "d.T.time_step-1", "d.T.track_gflops-0"]
+    said = {}
+    for r, ids in enumerate(rounds):
+        for bid in ids:
+            proc = subprocess.run([sys.executable, runner / "run.py", bid], cwd=tmp_path, env=env, capture_output=True)
+            said[r, bid] = proc.stderr.decode()
+    line = "roofline: warning: a busy minute\n"
+    assert said == {k: line if k[1] == "d.T.time_step-0" else "" for k in said}
+    assert (tmp_path / harness.SAID_FILE).read_text() == "d.T.time_step-0\twarning: a busy minute\n"
+
+
 def test_make_writes_roofline_bench_s_own_exit_status_for_scripts(tmp_path):
     """make exits 2 whatever the recipe's status; the Makefile keeps roofline's (3: a busy machine)."""
     for name in ("Makefile", "setup.cfg", "pyproject.toml"):

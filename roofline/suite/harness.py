@@ -54,28 +54,44 @@ def tracked(value: float) -> float:
 SAID_FILE = "roofline-said.txt"
 
 
+def _asv_benchmark() -> str:
+    """The asv benchmark this process runs (``name-param index``, asv_runner's ``_run``), or "" outside asv."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_run" and "asv_runner" in frame.f_code.co_filename:
+            return str(frame.f_locals.get("benchmark_id", ""))
+        frame = frame.f_back
+    return ""
+
+
 def _stderr(*lines: str) -> None:
     """asv's stderr (``asv run --show-stderr``) is the benchmarks' one channel; each line once per run.
 
     A process that reads a setup_cache's result (``cache.pickle`` in its folder) runs where every other
-    reader of it does: the first to say a line notes it there, the rest keep quiet (once per process, a
-    run's 7 warnings were replayed for every parameter: 1,180 lines of asv's output). asv discards a
-    setup_cache's own stderr, so its process notes nothing.
+    reader of it does: the benchmark whose process first says a line notes itself beside it there, and
+    only that benchmark says it again, in each of its rounds, since asv shows a benchmark's last round
+    (once per process, a run's 7 warnings were replayed for every parameter: 1,180 lines of asv's
+    output). asv discards a setup_cache's own stderr, so its process notes nothing.
     """
     shared = Path(SAID_FILE) if Path("cache.pickle").is_file() else None
+    me = _asv_benchmark()
+    owners: dict[str, str] = {}
     if shared is not None:
         try:
-            _said.update(shared.read_text(encoding="utf-8").splitlines())
+            for entry in shared.read_text(encoding="utf-8").splitlines():
+                owner, _, line = entry.partition("\t")
+                owners.setdefault(line, owner)
         except OSError:
             pass
-    new = [line for line in dict.fromkeys(lines) if line not in _said]
+    new = [x for x in dict.fromkeys(lines) if x not in _said and (x not in owners or (me and owners[x] == me))]
     for line in new:
         _said.add(line)
         print(f"roofline: {line}", file=sys.stderr)
-    if shared is not None and new:
+    noted = [line for line in new if line not in owners]
+    if shared is not None and noted:
         try:
             with shared.open("a", encoding="utf-8") as f:
-                f.write("".join(f"{line}\n" for line in new))
+                f.write("".join(f"{me}\t{line}\n" for line in noted))
         except OSError:
             pass
 
