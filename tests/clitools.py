@@ -14,3 +14,8 @@ def one_line_error(err: str) -> str:
     assert m, f"not one error line with one prefix: {err!r}"
     assert "error: roofline" not in err, f"doubled prefix: {err!r}"
     return m.group("message")
+
+
+#: The gallery machine (examples/results) recorded at the current suite: the one the report tests read
+#: (a machine recorded at an older suite shows fewer figures; several machines need --machine).
+EXAMPLE_MACHINE = "epyc-zen4-2core-32mib-l3"

@@ -10,10 +10,11 @@ import pytest
 
 from roofline.cli import main
 
-from .clitools import one_line_error
+from .clitools import EXAMPLE_MACHINE, one_line_error
 from .test_levels import tiny_sizes
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "results"
+MACHINE = ["--machine", EXAMPLE_MACHINE]
 SMALL = [
     "--n",
     "128",
@@ -104,7 +105,7 @@ def test_a_contended_report_exits_3_unless_allowed(capsys, monkeypatch, tmp_path
     )
     out_flag = ["-o", str(tmp_path / "r.png")] if command == "plot" else []
     for extra, status in (([], 3), (["--allow-busy"], 0)):
-        code, out, err = run(capsys, command, "--results", str(EXAMPLES), *out_flag, *extra)
+        code, out, err = run(capsys, command, "--results", str(EXAMPLES), *MACHINE, *out_flag, *extra)
         assert code == status, err
         if command == "report":
             assert out.startswith("MEASURED UNDER CONTENTION: 50% of CPU time lost to other processes"), out
@@ -114,7 +115,7 @@ def test_a_contended_report_exits_3_unless_allowed(capsys, monkeypatch, tmp_path
             assert err == ""
     # and a quiet run's report exits 0 without the flag
     monkeypatch.setattr(from_results, "report_from_results", real)
-    code, _, err = run(capsys, command, "--results", str(EXAMPLES), *out_flag)
+    code, _, err = run(capsys, command, "--results", str(EXAMPLES), *MACHINE, *out_flag)
     assert code == 0, err
 
 

@@ -17,6 +17,7 @@ import pytest
 from roofline.cli import COMMANDS, main
 
 from .asv_fixtures import full_values, two_machines, write_run
+from .clitools import EXAMPLE_MACHINE
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = str(ROOT / "examples" / "results")
@@ -27,8 +28,8 @@ ANSWERED = [
     ["specs", "--json"],
     ["compare", EXAMPLES],
     ["compare", EXAMPLES, "--json"],
-    ["report", "--results", EXAMPLES],
-    ["report", "--results", EXAMPLES, "--json"],
+    ["report", "--results", EXAMPLES, "--machine", EXAMPLE_MACHINE],
+    ["report", "--results", EXAMPLES, "--machine", EXAMPLE_MACHINE, "--json"],
     [*DECODE, "--batch", "1,8"],
     ["backends"],
 ]

@@ -101,11 +101,6 @@ def test_the_gallery_is_never_edited_by_hand():
                 assert json.loads(result.read_text())["params"]["machine"] == folder.name
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="examples/results holds only xeon-2core-vm, recorded before the ceilings became medians (cb20725): "
-    "a make gallery on a quiet machine adds one at the current suite; then this marker goes",
-)
 def test_the_gallery_holds_a_machine_recorded_at_the_current_meaning_of_every_figure():
     """The gallery cannot fall behind the suite unnoticed: for each figure compare tables, some machine of the
     gallery recorded it at a version that means what the suite's version (tests/golden) means now."""

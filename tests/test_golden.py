@@ -32,8 +32,8 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 #: golden file → the command's arguments; the file holds what it prints on stdout.
 COMMANDS = {
     "compare.txt": ["compare", "examples/results"],
-    "report.txt": ["report", "--results", "examples/results", "--machine", "xeon-2core-vm"],
-    "report.json": ["report", "--results", "examples/results", "--machine", "xeon-2core-vm", "--json"],
+    "report.txt": ["report", "--results", "examples/results", "--machine", "epyc-zen4-2core-32mib-l3"],
+    "report.json": ["report", "--results", "examples/results", "--machine", "epyc-zen4-2core-32mib-l3", "--json"],
     "specs.json": ["specs", "--json"],
 }
 

@@ -15,7 +15,7 @@ from roofline.suite import machine_file
 from roofline.suite.results import read_results
 
 from .asv_fixtures import full_values, snapshot, write_benchmarks, write_machine, write_run
-from .clitools import one_line_error
+from .clitools import EXAMPLE_MACHINE, one_line_error
 
 ROOT = Path(__file__).resolve().parents[1]
 A, B, C = "a" * 40, "b" * 40, "c" * 40
@@ -130,14 +130,14 @@ def test_the_example_results_migrate_into_one_machine_and_still_report(tmp_path,
     shutil.copytree(ROOT / "examples" / "results", root)
     assert main(["compare", str(root)]) == 0
     table = capsys.readouterr().out
-    assert main(["report", "--results", str(root), "--json"]) == 0
+    assert main(["report", "--results", str(root), "--machine", EXAMPLE_MACHINE, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert migrate(root) == 0
     capsys.readouterr()
     assert len(asv_graph_keys(root, "xeon-2core-vm")) == 1
     assert main(["compare", str(root)]) == 0
     assert capsys.readouterr().out == table
-    assert main(["report", "--results", str(root), "--json"]) == 0
+    assert main(["report", "--results", str(root), "--machine", EXAMPLE_MACHINE, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == report
 
 

@@ -20,6 +20,7 @@ from roofline.report.plot import ROOF_GID, draw_overlay, draw_report, plot_repor
 from roofline.suite.results import read_results
 
 from .asv_fixtures import two_machines
+from .clitools import EXAMPLE_MACHINE
 from .test_report import FACTS, point, sample_report
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "results"
@@ -79,10 +80,12 @@ def labels(fig) -> list[str]:
 
 
 def two_real_machines(tmp_path) -> Path:
-    """examples/results and a copy of its machine at 0.6× every rate, under another name."""
+    """The gallery's machine at the current suite and a copy of it at 0.6× every rate, under another name."""
     root = tmp_path / "results"
-    shutil.copytree(EXAMPLES, root)
-    src, dst = root / "xeon-2core-vm", root / "slower-vm"
+    root.mkdir()
+    shutil.copy(EXAMPLES / "benchmarks.json", root)
+    src, dst = root / EXAMPLE_MACHINE, root / "slower-vm"
+    shutil.copytree(EXAMPLES / EXAMPLE_MACHINE, src)
     dst.mkdir()
     for path in src.iterdir():
         data = json.loads(path.read_text())
@@ -96,7 +99,7 @@ def two_real_machines(tmp_path) -> Path:
 
 
 def cases(tmp_path):
-    example = report_from_results(EXAMPLES)
+    example = report_from_results(EXAMPLES, EXAMPLE_MACHINE)
     summaries, _ = compare.summarize(read_results(two_real_machines(tmp_path)))
     fixture, _ = compare.summarize(read_results(two_machines(tmp_path / "fixture")))
     return {
@@ -140,7 +143,7 @@ def test_every_roof_is_labelled_once_with_its_figure():
 def test_the_h100_is_drawn_only_when_asked_for_in_a_panel_of_its_own():
     import matplotlib.pyplot as plt
 
-    rep = report_from_results(EXAMPLES)
+    rep = report_from_results(EXAMPLES, EXAMPLE_MACHINE)
     plain, ref = draw_report([rep]), draw_report([rep], reference=lookup("h100"))
     try:
         assert len(plain.axes) == 1 and not any("H100" in t for t in labels(plain))
@@ -155,7 +158,7 @@ def test_the_h100_is_drawn_only_when_asked_for_in_a_panel_of_its_own():
 def test_ticks_read_as_numbers_with_units_on_both_log_axes():
     import matplotlib.pyplot as plt
 
-    fig = draw_report([report_from_results(EXAMPLES)])
+    fig = draw_report([report_from_results(EXAMPLES, EXAMPLE_MACHINE)])
     try:
         fig.canvas.draw()
         ax = fig.axes[0]
@@ -190,11 +193,12 @@ def test_unsupported_format(tmp_path, name):
 
 def test_reference_on_the_command_line(tmp_path, capsys):
     out = tmp_path / "r.png"
-    assert main(["plot", "--results", str(EXAMPLES), "-o", str(out), "--reference", "h100"]) == 0
+    plot = ["plot", "--results", str(EXAMPLES), "--machine", EXAMPLE_MACHINE, "-o", str(out)]
+    assert main([*plot, "--reference", "h100"]) == 0
     assert out.read_bytes()[:4] == b"\x89PNG"
     cmp = tmp_path / "c.png"
     assert main(["compare", str(EXAMPLES), "--plot", str(cmp), "--reference", "h100"]) == 0
     capsys.readouterr()
-    assert main(["plot", "--results", str(EXAMPLES), "-o", str(out), "--reference", "no-such-gpu"]) == 2
+    assert main([*plot, "--reference", "no-such-gpu"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no-such-gpu" in err
