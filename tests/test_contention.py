@@ -159,3 +159,27 @@ def test_make_bench_stops_on_a_busy_machine_with_one_line_unless_allowed(monkeyp
     assert "measuring anyway" in capsys.readouterr().err
     monkeypatch.setattr(contention, "sample_cpu", lambda *a, **k: Conditions(lost_share=0.02, run_queue=0.0))
     assert bench._busy_before(allow_busy=False) is None
+
+
+def test_a_quiet_vm_s_reference_drift_is_no_contention_but_twice_is():
+    """Quiet runs of this VM's reference kernel drifted 0.75–1.27 (REFERENCE_MARGIN's figure): none of that
+    flags a run; a kernel twice as slow, or as fast, at the end does."""
+    for drift in (0.75, 1.0, 1.27, REFERENCE_MARGIN, 1 / REFERENCE_MARGIN):  # the margins themselves are quiet
+        assert not Conditions(reference_drift=drift).contended, drift
+    for drift in (2.0, 0.5):
+        assert Conditions(reference_drift=drift).contended, drift
+
+
+def test_flat_timing_leaves_out_the_points_that_were_not_timed():
+    points = [(4 * n**2, 2 * n**2 * b, 4 * n**2) for n, b in ((1024, 1), (2048, 1), (2048, 64), (8192, 1))]
+    untimed = [(None, 2 * 4096**2, 4 * 4096**2), (0.0, 2 * 512**2, 4 * 512**2)]  # skipped, failed
+    assert flat_timing([(s * 1e-12, f, b) for s, f, b in points] + untimed) is False
+    assert flat_timing([(0.008, f, b) for _, f, b in points] + untimed) is True
+    assert flat_timing(untimed) is None
+
+
+def test_four_times_the_work_is_enough_to_tell_flat_timing():
+    """FLAT_WORK_RATIO's 4×: n=1024 and n=2048 at batch 1 differ by exactly that in bytes and FLOPs."""
+    small, large = (2 * 1024**2, 4 * 1024**2), (2 * 2048**2, 4 * 2048**2)
+    assert flat_timing([(0.008, *small), (0.008, *large)]) is True
+    assert flat_timing([(0.001, *small), (0.004, *large)]) is False
