@@ -299,7 +299,15 @@ def test_ctrl_c_during_an_engine_run_stops_it_within_5_s(cache, tmp_path):
     """A run of many steps is stopped by SIGINT wherever it is (writing, the roofs, the engine): exit 130."""
     env = {**os.environ, "ROOFLINE_CACHE_DIR": str(cache), "ROOFLINE_LLC_BYTES": "1M", "ROOFLINE_GEMM_N": "256"}
     argv = [sys.executable, "-m", "roofline", *BASE, "--quant", "q8_0", "--batch", "1", "--steps", "8000"]
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal, however make started
+    )
     try:
         time.sleep(4)
         assert proc.poll() is None, proc.communicate()
