@@ -70,8 +70,11 @@ test-fast: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools fleet
 	$(BIN)/python -m pytest -p randomly -m "not e2e and not slow" --durations=5
 
+# The e2e tier on E2E_WORKERS pytest-xdist workers, the tests that share a fixture on one (tests/conftest.py): its
+# runs wait mostly on asv's processes, sleeps and timed minimums, and one worker kept this VM's 2 cores half idle.
+E2E_WORKERS ?= 2
 test: test-fast
-	$(BIN)/python -m pytest -p randomly -m "e2e or slow" --durations=15
+	$(BIN)/python -m pytest -p randomly -m "e2e or slow" -n $(E2E_WORKERS) --dist loadgroup --durations=15
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools fleet

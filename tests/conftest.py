@@ -59,6 +59,18 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which files each item under its group
+def pytest_collection_modifyitems(config, items):
+    """Under xdist (``make test``'s e2e tier, ``--dist loadgroup``), tests that share a costly fixture run on one
+    worker: those reading the session's :func:`made_bench` together, every other e2e test with its module (its
+    module-scoped fixture: the two commits of test_slowdown, the two machines of test_multimachine)."""
+    for item in items:
+        if item.get_closest_marker("e2e") is None:
+            continue
+        shared = "made_bench" in getattr(item, "fixturenames", ())
+        item.add_marker(pytest.mark.xdist_group("made_bench" if shared else item.module.__name__))
+
+
 @pytest.fixture
 def small_machine(monkeypatch, tmp_path):
     """A pretend 1 MiB LLC and a private data cache: pools of a few MiB."""

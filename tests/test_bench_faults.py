@@ -77,6 +77,7 @@ def test_a_busy_machine_stops_bench_before_it_measures(project):
 
 BROKEN = "class Broken:\n    def track_broken(self):\n        raise RuntimeError('deliberately broken')\n"
 
+
 @pytest.mark.e2e
 def test_a_project_that_does_not_build_is_one_line_and_claims_nothing(project):
     """asv: "Failed to build the project and import the benchmark suite"; roofline: one line, exit 1, no

@@ -50,7 +50,6 @@ N = 256
 ROUNDS = ("-a", "rounds=2", "--interleave-rounds")
 
 
-
 @pytest.fixture(scope="module")
 def slowed(tmp_path_factory):
     """Both tools' output on the two commits (asv continuous runs once)."""

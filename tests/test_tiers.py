@@ -118,3 +118,60 @@ def test_the_two_tiers_of_make_test_run_every_test_once():
     assert fast == ["not e2e and not slow"] and rest == ["e2e or slow"], (fast, rest)
     assert "test-fast" in makefile.split("\ntest:")[1].split("\n")[0]  # make test runs the fast tier first
     assert "exec make test " in (ROOT / ".ci" / "run").read_text()
+
+
+SESSION = """
+import os
+import pytest
+
+from tests.conftest import pytest_collection_modifyitems  # noqa
+
+
+@pytest.fixture(scope="session")
+def made_bench():
+    with open(os.environ["BUILT"], "a") as f:
+        f.write(f"{os.getpid()}\\n")
+"""
+
+SHARED = """
+import pytest
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("i", range(4))
+def test_reads_it(made_bench, i):
+    pass
+"""
+
+ALONE = """
+import os
+import pytest
+
+
+@pytest.fixture(scope="module")
+def two_commits():
+    with open(os.environ["BUILT"], "a") as f:
+        f.write("{name} " + f"{{os.getpid()}}\\n")
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("i", range(3))
+def test_reads_its_module_fixture(two_commits, i):
+    pass
+"""
+
+
+def test_on_two_workers_each_shared_fixture_is_built_once(inner, tmp_path, monkeypatch):
+    """make test's e2e tier runs on two xdist workers; a fixture the tests share is still built once."""
+    pytester, _ = inner
+    monkeypatch.setenv("BUILT", str(tmp_path / "built"))
+    pytester.makeconftest(SESSION)
+    pytester.makepyfile(test_a=SHARED, test_b=SHARED.replace("test_reads_it", "test_reads_it_too"))
+    pytester.makepyfile(test_c=ALONE.format(name="c"), test_d=ALONE.format(name="d"))
+    built = tmp_path / "built"
+    config = ("-c", str(ROOT / "setup.cfg"), "--rootdir", str(pytester.path), "-p", "randomly")
+    result = pytester.runpytest_subprocess(*config, "-n", "2", "--dist", "loadgroup", f"--basetemp={tmp_path / 'b'}")
+    result.assert_outcomes(passed=14)
+    lines = built.read_text().splitlines()
+    assert len([x for x in lines if " " not in x]) == 1, lines  # made_bench: once, for both modules
+    assert sorted(x.split()[0] for x in lines if " " in x) == ["c", "d"], lines  # each module's: once
