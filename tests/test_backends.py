@@ -132,3 +132,14 @@ def test_bad_backend_variables_name_themselves(monkeypatch, var, value, message)
     monkeypatch.setenv(var, value)
     with pytest.raises(BadInput, match=message):
         backends_plan()
+
+
+@pytest.mark.parametrize("device", [True, False])
+def test_the_plan_announces_the_cuda_class_only_where_a_device_is(monkeypatch, device):
+    """Issue 39: a machine with no GPU announced "CUDA: fp32, tf32, … × n 8192" for a class it never runs."""
+    from roofline.suite.preflight import backends_plan
+
+    monkeypatch.setenv("ROOFLINE_GPU_DTYPES", "bf16,fp8")
+    (line,) = backends_plan(device=lambda: device)
+    assert ("CUDA: bf16, fp8 × n 8192" in line) is device
+    assert ("CUDA: none (no CUDA device here)" in line) is not device

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import BadInput
 from ..files import probe_writable
-from ..host import llc_bytes
+from ..host import gpu_present, llc_bytes
 from ..measure.pools import cache_dir, check_fits, pool_count
 from ..model.dtypes import SUITE
 from . import params
@@ -54,11 +55,14 @@ def preflight(results: Path = Path(".asv/results"), benchmark_dir: Path = Path("
     ] + backend_plan
 
 
-def backends_plan() -> list[str]:
-    """Validate the backend and GPU classes' variables; one line on what they will run."""
+def backends_plan(device: Callable[[], bool] = gpu_present) -> list[str]:
+    """Validate the backend and GPU classes' variables; one line on what they will run (the CUDA class only
+    where ``device()`` finds a CUDA device: elsewhere it runs nothing, runnable.cannot_run)."""
     b_n, b_b = params.backend_sizes(), params.backend_batches()
     g_d, g_n, g_b = params.gpu_dtypes(), params.gpu_sizes(), params.gpu_batches()
-    return [
-        f"backends (numpy, torch-cpu): n {', '.join(map(str, b_n))}; batch {', '.join(map(str, b_b))}; "
+    cuda = (
         f"CUDA: {', '.join(g_d)} × n {', '.join(map(str, g_n))} × batch {', '.join(map(str, g_b))}"
-    ]
+        if device()
+        else "CUDA: none (no CUDA device here)"
+    )
+    return [f"backends (numpy, torch-cpu): n {', '.join(map(str, b_n))}; batch {', '.join(map(str, b_b))}; {cuda}"]
