@@ -163,3 +163,41 @@ def test_a_wrong_gemm_in_the_first_round_reports_no_peak(monkeypatch):
         gemm.time(1)
     with pytest.raises(BadInput, match="no round"):
         gemm.peak()
+
+
+def test_the_compute_roof_is_the_fastest_of_the_square_gemm_and_the_points_shapes(monkeypatch):
+    """Issue 39: a square GEMM alone read 139.9 GFLOP/s where batch-512 points ran 154; the roof is also timed
+    at the points' own shapes, in the same rounds, and the fastest median is the roof."""
+    rates = {64: 1e9, 8: 4e9}  # FLOP/s by B's columns: here the shaped GEMM is the faster
+    clock = {"t": 0.0, "cols": 64}
+
+    def matmul(a, b, out=None):
+        clock["cols"] = b.shape[1]
+        return real(a, b, out=out)
+
+    def perf_counter():  # a GEMM's timed span ends with this read: it lasts its FLOPs at its rate
+        clock["t"] += 2.0 * 64 * 64 * clock["cols"] / rates[clock["cols"]]
+        return clock["t"]
+
+    real = np.matmul
+    rounds = ceilings.CeilingRounds(dtypes=("float32",), total_bytes=3 * 2**20, gemm_n=64, shapes=[(64, 8), (64, 8)])
+    assert list(rounds.shaped) == [(64, 8)]  # one GEMM per shape
+    monkeypatch.setattr(ceilings.np, "matmul", matmul)
+    monkeypatch.setattr(ceilings.time, "perf_counter", perf_counter)
+    rounds.time(2, 2)
+    c = rounds.ceilings()
+    square, shaped = c.peaks["float32"], c.shaped[(64, 8)]
+    assert square.cols is None and shaped.cols == 8
+    assert square.median == pytest.approx(1e9) and shaped.median == pytest.approx(4e9)
+    assert c.roof_gemm("float32") is shaped and c.hardware.peak("fp32") == pytest.approx(4e9)
+    # where the square one is the faster, it stays the roof
+    assert ceilings.hardware_from(c.bandwidth["read"], c.peaks, shaped=[]).peak("fp32") == pytest.approx(1e9)
+
+
+def test_the_roof_is_timed_at_each_chosen_n_at_a_compute_bound_largest_batch():
+    from roofline.suite.run import roof_shapes  # the run's choices, through ceilings.point_shapes
+
+    chosen = {"ROOFLINE_N": (2048, 8192), "ROOFLINE_CACHE_N": (1024, 2048), "ROOFLINE_BATCH": (1, 64, 512)}
+    assert roof_shapes(chosen) == [(1024, 512), (2048, 512), (8192, 512)]
+    assert roof_shapes({**chosen, "ROOFLINE_BATCH": (64,)}) == [(1024, 64), (2048, 64), (8192, 64)]
+    assert roof_shapes({**chosen, "ROOFLINE_BATCH": (1, 8)}) == []  # memory-bound shapes bound nothing

@@ -284,12 +284,12 @@ def test_the_gemm_ceilings_are_measured_at_roofline_gemm_n(monkeypatch):
     ceilings = run._Ceilings(params.gemm_n())
     ceilings.time()  # no rounds to time: the reason stays
     ceilings.record(state)
-    assert seen == {"gemm_n": 512} and state["ceilings_failed"] == "stopped after the call"
+    assert seen == {"gemm_n": 512, "shapes": ()} and state["ceilings_failed"] == "stopped after the call"
 
 
 def test_a_ceiling_that_fails_in_a_later_round_reports_no_figure(monkeypatch):
     class Rounds:
-        def __init__(self, gemm_n):
+        def __init__(self, gemm_n, shapes=()):
             self.timed = 0
 
         def time(self, runs, gemm_runs, round_s):
@@ -529,7 +529,7 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
     monkeypatch.setattr(run.StepRounds, "measurements", lambda self: [])
 
     class Rounds:
-        def __init__(self, gemm_n):
+        def __init__(self, gemm_n, shapes=()):
             events.append("made")
 
         def time(self, runs, gemm_runs, round_s):

@@ -62,6 +62,18 @@ STREAM_ROUND_S = 1.0
 STREAM_MAX_PASSES = 100
 
 
+#: The smallest batch whose GEMM shape the fp32 compute roof is also timed at: from 64 the decode points
+#: are compute-bound here (a ridge of 6 FLOP/byte, 30 at batch 64); below it a shape's GEMM reads memory.
+SHAPED_ROOF_BATCH = 64
+
+
+def point_shapes(sizes: Iterable[int], batches: Iterable[int]) -> list[tuple[int, int]]:
+    """The (n, batch) GEMMs the compute roof is timed at beside the square one: each n at the largest
+    batch, where that batch is compute-bound (:data:`SHAPED_ROOF_BATCH`)."""
+    batch = max(batches, default=0)
+    return [(n, batch) for n in sorted(set(sizes))] if batch >= SHAPED_ROOF_BATCH else []
+
+
 def roof_kernel(kinds: Iterable[str]) -> str | None:
     """The kernel among recorded ``kinds`` whose figure is the bandwidth roof: :data:`CEILING_KERNEL`,
     or :data:`EARLIER_CEILING_KERNEL` in results from before it was measured; None without either."""
@@ -97,8 +109,8 @@ class Bandwidth:
 
 @dataclass(frozen=True)
 class GemmPeak:
-    """Square-GEMM rate in FLOP/s through numpy's BLAS: the median (the ceiling), its interval, the best;
-    ``spread`` is the interval's ``high / low``."""
+    """GEMM rate in FLOP/s through numpy's BLAS, (n × n)·(n × ``cols``; None: n, square): the median (the
+    ceiling), its interval, the best; ``spread`` is the interval's ``high / low``."""
 
     dtype: str
     n: int
@@ -111,6 +123,7 @@ class GemmPeak:
     low: float = 0.0
     high: float = 0.0
     confidence: float = 0.0
+    cols: int | None = None
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -118,17 +131,26 @@ class GemmPeak:
 
 @dataclass(frozen=True)
 class Ceilings:
-    """Measured ceilings of this machine, and the Hardware they make."""
+    """Measured ceilings of this machine, and the Hardware they make. ``peaks``: the square GEMM per dtype;
+    ``shaped``: GEMMs of the decode points' own shapes ({(n, batch): peak}, the first dtype's), which the
+    compute roof is the best of with the square one (:func:`hardware_from`)."""
 
     bandwidth: dict[str, Bandwidth]
     peaks: dict[str, GemmPeak]
     llc_bytes: int
     hardware: Hardware = field(compare=False)
+    shaped: dict[tuple[int, int], GemmPeak] = field(default_factory=dict)
+
+    def roof_gemm(self, dtype: str) -> GemmPeak:
+        """The GEMM whose median is ``dtype``'s compute roof: the fastest of the square and the shaped."""
+        shaped = [g for g in self.shaped.values() if g.dtype == dtype]
+        return max([self.peaks[dtype], *shaped], key=lambda g: g.median)
 
     def as_dict(self) -> dict[str, object]:
         return {
             "bandwidth": {k: v.as_dict() for k, v in self.bandwidth.items()},
             "peaks": {k: v.as_dict() for k, v in self.peaks.items()},
+            "shaped": [v.as_dict() for v in self.shaped.values()],
             "llc_bytes": self.llc_bytes,
             "hardware": {
                 "name": self.hardware.name,
@@ -281,18 +303,22 @@ def default_gemm_n(dtype: str) -> int:
 
 
 class GemmOperands:
-    """Square C = A·B through numpy's BLAS (the kernels' BLAS), timed at as many moments as :meth:`time`
-    is called; validated against float64 in the first round, before anything of it is reported."""
+    """C = A·B through numpy's BLAS (the kernels' BLAS), A n × n and B n × ``cols`` (None: square), timed at
+    as many moments as :meth:`time` is called; validated against float64 in the first round, before
+    anything of it is reported."""
 
-    def __init__(self, dtype: str = "float32", n: int | None = None):
+    def __init__(self, dtype: str = "float32", n: int | None = None, cols: int | None = None):
         self.tol = by_numpy(dtype).tolerance
         self.dtype, self.n = dtype, n or default_gemm_n(dtype)
-        if self.n <= 0:
-            raise BadInput(f"GEMM needs a positive n, got n={self.n}")
-        check_fits(3 * self.n * self.n * np.dtype(dtype).itemsize, f"a {self.n}×{self.n} {dtype} GEMM")
+        self.cols = cols
+        width = cols or self.n
+        if self.n <= 0 or width <= 0:
+            raise BadInput(f"GEMM needs a positive n and cols, got n={self.n}, cols={width}")
+        size = f"{self.n}×{self.n}" + (f"·{self.n}×{cols}" if cols else "")
+        check_fits((self.n * self.n + 2 * self.n * width) * np.dtype(dtype).itemsize, f"a {size} {dtype} GEMM")
         self.a = random_array((self.n, self.n), dtype, seed=11)
-        self.b = random_array((self.n, self.n), dtype, seed=12)
-        self.c = random_array((self.n, self.n), dtype, seed=13)
+        self.b = random_array((self.n, width), dtype, seed=12)
+        self.c = random_array((self.n, width), dtype, seed=13)
         self.checked = False
         self.times: list[float] = []
 
@@ -319,7 +345,7 @@ class GemmOperands:
         """The rate from the GEMMs of every round; BadInput before the first round."""
         if not self.times:
             raise BadInput(f"no round of the {self.dtype} GEMM was timed")
-        flops = 2.0 * self.n**3
+        flops = 2.0 * self.n * self.n * (self.cols or self.n)
         ci = _rate_ci(flops, self.times)
         return GemmPeak(
             dtype=self.dtype,
@@ -333,6 +359,7 @@ class GemmOperands:
             low=ci.low,
             high=ci.high,
             confidence=ci.confidence,
+            cols=self.cols,
         )
 
 
@@ -345,14 +372,22 @@ def gemm_peak(dtype: str = "float32", n: int | None = None, runs: int = GEMM_RUN
     return gemm.peak()
 
 
-def hardware_from(bandwidth: Bandwidth, peaks: dict[str, GemmPeak], name: str | None = None) -> Hardware:
-    """A Hardware whose roofs are the measured median bandwidth and median GEMM rates."""
+def hardware_from(
+    bandwidth: Bandwidth, peaks: dict[str, GemmPeak], name: str | None = None, shaped: Iterable[GemmPeak] = ()
+) -> Hardware:
+    """A Hardware whose roofs are the measured median bandwidth and, per dtype, the fastest median GEMM rate
+    of the square one and ``shaped`` (the decode points' shapes). A roof no honest point passes is timed
+    with a kernel at least as efficient as the work it bounds: a point's own GEMM on one resident W is; the
+    square one alone read 139.9 GFLOP/s where batch-512 points ran 154 (1.10×)."""
     host = name or platform.node() or "this machine"
+    flops = {by_numpy(d).name: p.median for d, p in peaks.items()}
+    for g in shaped:
+        flops[by_numpy(g.dtype).name] = max(flops.get(by_numpy(g.dtype).name, 0.0), g.median)
     return Hardware(
         name=host,
-        peak_flops={by_numpy(d).name: p.median for d, p in peaks.items()},
+        peak_flops=flops,
         bandwidth=bandwidth.median,
-        source=f"measured on {host}: {bandwidth.kind} bandwidth, square GEMM ({blas_summary()})",
+        source=f"measured on {host}: {bandwidth.kind} bandwidth, the fastest GEMM ({blas_summary()})",
     )
 
 
@@ -367,28 +402,34 @@ class CeilingRounds:
         total_bytes: int | None = None,
         gemm_n: int | None = None,
         kinds: tuple[str, ...] = tuple(ARRAYS_MOVED),
+        shapes: Iterable[tuple[int, int]] = (),
     ):
+        """``shapes``: the (n, batch) of decode points whose own GEMM, in the first of ``dtypes``, the compute
+        roof is also timed at (:func:`hardware_from`)."""
         if CEILING_KERNEL not in kinds:
             raise BadInput(f"the bandwidth kinds must include {CEILING_KERNEL!r}, the roof")
         self.stream = StreamArrays(kinds, total_bytes)
         self.gemms = {d: GemmOperands(d, gemm_n) for d in dtypes}
+        self.shaped = {(n, b): GemmOperands(dtypes[0], n, cols=b) for n, b in dict.fromkeys(shapes)}
 
     def time(self, runs: int = BANDWIDTH_RUNS, gemm_runs: int = GEMM_RUNS, round_s: float = 0.0) -> None:
         """One round: ``runs`` passes of each bandwidth kernel in turn, or as many as fill ``round_s``
-        seconds (:meth:`StreamArrays.time`), then ``gemm_runs`` GEMMs per dtype."""
+        seconds (:meth:`StreamArrays.time`), then ``gemm_runs`` GEMMs per dtype and per shape."""
         self.stream.time(runs, round_s)
-        for gemm in self.gemms.values():
+        for gemm in (*self.gemms.values(), *self.shaped.values()):
             gemm.time(gemm_runs)
 
     def ceilings(self) -> Ceilings:
         """The ceilings of every round's passes, as a measured Hardware; BadInput before the first round."""
         bw = self.stream.bandwidth()
         peaks = {d: g.peak() for d, g in self.gemms.items()}
+        shaped = {key: g.peak() for key, g in self.shaped.items()}
         return Ceilings(
             bandwidth=bw,
             peaks=peaks,
             llc_bytes=llc_bytes()[0],
-            hardware=hardware_from(bw[CEILING_KERNEL], peaks),
+            hardware=hardware_from(bw[CEILING_KERNEL], peaks, shaped=shaped.values()),
+            shaped=shaped,
         )
 
 
@@ -399,11 +440,13 @@ def measure_ceilings(
     runs: int = BANDWIDTH_RUNS,
     kinds: tuple[str, ...] = tuple(ARRAYS_MOVED),
     round_s: float = STREAM_ROUND_S,
+    shapes: Iterable[tuple[int, int]] = (),
 ) -> Ceilings:
-    """Bandwidth (``kinds``, which must include the roof's) and GEMM peaks per dtype at one moment
-    (one round of :class:`CeilingRounds`, the bandwidth kernels' lasting ``round_s``), as a measured Hardware."""
+    """Bandwidth (``kinds``, which must include the roof's) and GEMM peaks per dtype, and at ``shapes``, at
+    one moment (one round of :class:`CeilingRounds`, the bandwidth kernels' lasting ``round_s``), as a
+    measured Hardware."""
     if runs < 1:
         raise BadInput(f"runs must be ≥ 1, got {runs}")
-    rounds = CeilingRounds(dtypes, total_bytes, gemm_n, kinds)
+    rounds = CeilingRounds(dtypes, total_bytes, gemm_n, kinds, shapes)
     rounds.time(runs, min(GEMM_RUNS, runs), round_s)
     return rounds.ceilings()

@@ -76,6 +76,11 @@ class OwnRoof:
         """Above :data:`MEASUREMENT_ERROR` × its own roof: a measurement error."""
         return self.fraction is not None and self.fraction > MEASUREMENT_ERROR
 
+    @property
+    def binding(self) -> str:
+        """The roof measurement that binds the point: the one that read too low where it passes it."""
+        return f"{self.level} bandwidth roof" if self.bound == "bandwidth" else "compute roof"
+
 
 @dataclass(frozen=True)
 class Hierarchy:

@@ -19,7 +19,7 @@ from .. import units
 from ..errors import BackendUnavailable
 from ..host import blas_threads, cpu_count, host_facts
 from ..measure import roofs as roofs_measure
-from ..measure.ceilings import CEILING_KERNEL, Ceilings, measure_ceilings, roof_kernel
+from ..measure.ceilings import CEILING_KERNEL, Ceilings, measure_ceilings, point_shapes, roof_kernel
 from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.numpy_step import decode_step
 from ..measure.overhead import measure_overhead
@@ -72,7 +72,8 @@ def lab_section(hw: Hardware = H100, dtype: str = "bf16", bytes_per_param: float
 class Point:
     """One decode step (n, batch) as measured live or recorded by asv; None where nothing was recorded.
 
-    ``twin_seconds``: what asv's ``time_`` twin of the step recorded, seconds per step (results only).
+    ``twin_seconds``: what asv's ``time_`` twin of the step recorded, seconds per step (results only), and
+    ``twin_spread`` the interquartile range of its samples ÷ that median.
     """
 
     n: int
@@ -86,10 +87,11 @@ class Point:
     single_call_seconds: float | None = None
     pool_bytes: int | None = None
     twin_seconds: float | None = None
+    twin_spread: float | None = None
 
     @classmethod
     def of(cls, m: DecodeMeasurement) -> Point:
-        return cls(**{f.name: getattr(m, f.name) for f in fields(cls) if f.name != "twin_seconds"})
+        return cls(**{f.name: getattr(m, f.name) for f in fields(cls) if not f.name.startswith("twin_")})
 
     @property
     def twin_ratio(self) -> float | None:
@@ -204,7 +206,7 @@ class Roofs:
     def of(cls, c: Ceilings) -> Roofs:
         return cls(
             bandwidth={k: v.median for k, v in c.bandwidth.items() if v.median},
-            peaks={d: v.median for d, v in c.peaks.items() if v.median},
+            peaks={d: c.roof_gemm(d).median for d, v in c.peaks.items() if v.median},
             spreads={k: v.spread for k, v in c.bandwidth.items()},
         )
 
@@ -319,7 +321,7 @@ class Report:
             levels.append(LevelRoof(DRAM, size, roofs.roof / 1e9, f"STREAM {roofs.kernel}"))
         for d, peak in self.roofs.peaks.items() if self.roofs is not None else ():
             if h.compute_roof(by_numpy(d).name) is None:
-                compute.append(ComputeRoof(by_numpy(d).name, peak / 1e9, "numpy BLAS (square GEMM)"))
+                compute.append(ComputeRoof(by_numpy(d).name, peak / 1e9, "numpy BLAS (fastest GEMM)"))
         caches = h.caches
         llc = self.facts.get("llc_bytes")
         if not caches and isinstance(llc, int) and llc > 0:  # from results: the LLC alone is known
@@ -428,19 +430,21 @@ def guard_warnings(report: Report) -> list[str]:
             warnings += guards.above_ceiling(float(p.gbps), bandwidth, f"{label} bandwidth", "GB/s")
         if hw is not None and p.gflops and peak in hw.peak_flops:
             warnings += guards.above_ceiling(float(p.gflops), hw.peak(peak) / 1e9, f"{label} FLOP rate", "GFLOP/s")
+    twins = []
     for title, points in (("DRAM", report.decode), ("cache-resident", report.cache_resident)):
         for p in points:
             if p.twin_seconds and p.seconds:
-                warnings += guards.twin_disagrees(
-                    float(p.twin_seconds), float(p.seconds), f"n={p.n} batch={p.batch} ({title})"
-                )
+                spread = float(p.spread or 0.0) + float(p.twin_spread or 0.0)
+                twins.append((f"n={p.n} batch={p.batch} ({title})", float(p.twin_seconds), float(p.seconds), spread))
             own = report.row(p).own
             if own is not None and own.error:
                 warnings.append(
                     f"n={p.n} batch={p.batch} ({title}): {p.gflops:.1f} GFLOP/s is {own.fraction:.2f}× its own roof "
                     f"({own.attainable_gflops:.1f} GFLOP/s under {own.level} at {own.gbps:.1f} GB/s), above "
-                    f"{MEASUREMENT_ERROR:.2f}×: a measurement error, not a figure of this machine"
+                    f"{MEASUREMENT_ERROR:.2f}×: the {own.binding}'s measurement read too low "
+                    "(no honest point passes a roof)"
                 )
+    warnings += guards.twins_disagree(twins)
     if llc:
         warnings += guards.llc_overridden(float(llc), report.facts.get("llc_source"))
     cores = report.facts.get("num_cpu")
@@ -486,7 +490,10 @@ def render_roofs(h: Hierarchy) -> list[str]:
                 line += f"; read-write {rw[r.level]:.1f}"
             out.append(line)
     if h.compute or h.skipped:
-        out.append("  compute roofs (GFLOP/s, GOP/s for int8; median of square GEMMs):")
+        out.append(
+            "  compute roofs (GFLOP/s, GOP/s for int8; median GEMMs, numpy's the fastest of square and the "
+            "points' shapes):"
+        )
         for c in h.compute:
             out.append(f"    {c.dtype:<5} {c.gflops:8.1f}  {c.library}")
         for dtype, why in h.skipped.items():
@@ -523,7 +530,7 @@ def render_text(report: Report) -> str:
                 line += f"; the DRAM roof is {c['roof_over_referee']:.2f}× it"
             out.append(line)
         peaks = ", ".join(f"{d} {v:.1f}" for d, v in c["peak_gflops"].items())
-        out.append(f"  square-GEMM peak (GFLOP/s): {peaks}")
+        out.append(f"  GEMM peak (GFLOP/s; square, or a decode point's shape where faster): {peaks}")
         if c["peak_over_referee"]:
             fma = ", ".join(
                 f"{d} {c['peak_referee_gflops'][d]:.1f} (the GEMM {r:.2f}× it)"
@@ -566,7 +573,7 @@ def render_text(report: Report) -> str:
                 unroofed.append(own.level)
             frac = own.fraction if own else None
             flag = (
-                f"  ← above {100 * MEASUREMENT_ERROR:.0f}% of its roof: a measurement error"
+                f"  ← above {100 * MEASUREMENT_ERROR:.0f}% of its roof: the {own.binding} read too low"
                 if own and own.error
                 else ""
             )
@@ -686,7 +693,8 @@ def measure_report(
             if bar:
                 bar.set_postfix_str(kind if n is None else f"{kind} n={n} b={b}")
             if kind == "ceilings":
-                ceilings = measure_ceilings(total_bytes=ceilings_total_bytes, gemm_n=gemm_n)
+                shapes = point_shapes([*sizes, *cache_sizes], batches)
+                ceilings = measure_ceilings(total_bytes=ceilings_total_bytes, gemm_n=gemm_n, shapes=shapes)
             elif kind == "roofs":
                 roofs, notes = roofs_measure.measure_hierarchy(
                     ceilings.peaks if ceilings else None, compute_kwargs={"n": gemm_n}

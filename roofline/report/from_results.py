@@ -61,8 +61,19 @@ def _decode_points(run: Run, cls: str, regime: str) -> tuple[Point, ...]:
         if gflops is None and gbps is None and twin is None:
             continue  # no figure at all: a combination of the fixed grid this run did not choose
         seconds = 2.0 * n * n * batch / (gflops * 1e9) if gflops else None
-        points.append(Point(n, batch, regime, seconds, gflops, gbps, twin_seconds=twin))
+        spread = _twin_spread(run, f"{cls}.time_decode_step", {"n": n, "batch": batch}, twin)
+        points.append(Point(n, batch, regime, seconds, gflops, gbps, twin_seconds=twin, twin_spread=spread))
     return tuple(points)
+
+
+def _twin_spread(run: Run, twin: str, params: dict[str, object], median: object) -> float | None:
+    """The interquartile range of asv's samples of ``twin`` ÷ their median (asv's q_25, q_75); None unrecorded."""
+    key = tuple(params.get(k) for k in run.param_names.get(twin, ()))
+    stats = run.stats.get(twin, {}).get(key, {})
+    q25, q75 = stats.get("q_25"), stats.get("q_75")
+    if not isinstance(median, float) or median <= 0 or q25 is None or q75 is None:
+        return None
+    return (q75 - q25) / median
 
 
 def _model_points(run: Run) -> tuple[ModelPoint, ...]:

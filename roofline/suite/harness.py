@@ -239,7 +239,7 @@ def bandwidth_gbps(run: RunState | str, kind: str) -> float:
 
 
 def gemm_gflops(run: RunState | str, dtype: str) -> float:
-    """This run's square-GEMM rate, GFLOP/s."""
+    """This run's compute roof of ``dtype``, GFLOP/s: the fastest GEMM (square, or a decode point's shape)."""
     run = require(run)
     if run.ceilings_failed:
         raise KernelMismatch(run.ceilings_failed)

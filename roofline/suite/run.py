@@ -1,9 +1,10 @@
 """One asv run's measurement, made once: what the suite's ``setup_cache`` returns to every benchmark.
 
 :func:`measure_run` samples the machine before measuring (:func:`~roofline.measure.contention.sample_cpu`),
-times a reference kernel, measures the ceilings **once** (STREAM, GEMM, torch's bf16/fp16/int8 GEMMs
-where the CPU computes them, and each memory level's roof) with likwid-bench's figures for the same
-roofs as their referee, timed beside each round of them where it runs,
+times a reference kernel, measures the ceilings **once** (STREAM, GEMM square and at the points'
+shapes, torch's bf16/fp16/int8 GEMMs where the CPU computes them, and each memory level's roof)
+with likwid-bench's figures for the same roofs as their referee, timed beside each round of them
+where it runs,
 the crossover sweep, and every chosen decode point **once**. The run makes :data:`PASSES` passes over
 its parts; in each pass every part takes its turn and times one round (the points' samples
 interleaved, DRAM and cache-resident together; the sweep's batches likewise; the level sweep's
@@ -36,6 +37,7 @@ from ..measure.ceilings import (
     STREAM_ROUND_S,
     CeilingRounds,
     default_gemm_n,
+    point_shapes,
     roof_kernel,
 )
 from ..measure.compute import COMPUTE_ROUND_S, ComputeRounds
@@ -173,8 +175,8 @@ class _Part:
 class _Ceilings(_Part):
     """The run's ceilings in rounds (:class:`~roofline.measure.ceilings.CeilingRounds`)."""
 
-    def __init__(self, gemm_n: int | None):
-        super().__init__(lambda: CeilingRounds(gemm_n=gemm_n))
+    def __init__(self, gemm_n: int | None, shapes: Sequence[tuple[int, int]] = ()):
+        super().__init__(lambda: CeilingRounds(gemm_n=gemm_n, shapes=shapes))
 
     def time(self) -> None:
         self._time(BANDWIDTH_RUNS // PASSES, GEMM_RUNS // PASSES, STREAM_ROUND_S)
@@ -324,6 +326,11 @@ class _Levels(_Part):
         state["level_roofs"] = {r.level: (float(r.gbps), int(r.bytes or 0)) for r in s.roofs}
 
 
+def roof_shapes(chosen: Mapping[str, tuple]) -> list[tuple[int, int]]:
+    """The (n, batch) GEMMs the compute roof is timed at beside the square one (:func:`point_shapes`)."""
+    return point_shapes([n for var in REGIME_N.values() for n in chosen.get(var, ())], chosen.get("ROOFLINE_BATCH", ()))
+
+
 def _steps(chosen: Mapping[str, tuple], grid: Mapping[str, Sequence[int]]) -> tuple[dict, dict]:
     """Build every chosen step; the rest of the grid keeps why not: ({key: step}, {key: PointResult})."""
     points: dict[tuple[str, int, int], PointResult] = {}
@@ -390,7 +397,8 @@ def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str
     watch.start()
     state: dict = {"warnings": []}
     steps, points = _steps(chosen, grid)
-    rounds, ceilings, sweeping = StepRounds(list(steps.values())), _Ceilings(gemm_n), _Sweep(sweep_n)
+    rounds, ceilings = StepRounds(list(steps.values())), _Ceilings(gemm_n, roof_shapes(chosen))
+    sweeping = _Sweep(sweep_n)
     referee, compute, levels = _Referee(), _Compute(gemm_n), _Levels()
     parts = (ceilings, referee, compute, sweeping, levels)
     # every part in turn, PASSES times, each pooled over its rounds; each referee right beside the parts
