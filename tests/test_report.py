@@ -215,3 +215,20 @@ def test_the_report_from_results_reads_the_spread_of_each_twin(tmp_path):
     (one, eight) = report_from_results(tmp_path).decode
     assert one.twin_spread == pytest.approx((15e-6 - 12e-6) / 13.5e-6)
     assert eight.twin_spread == 0.0
+
+
+def test_a_decode_above_its_bound_is_the_report_s_headline_never_a_silent_row():
+    """Issue 39: model rows read 1.31 and 1.43 of their bound with no warning. Above 1.05 a roof the bound
+    divides by read low: the report says so first."""
+    from roofline.report.cpu import EnginePoint, ModelPoint
+
+    models = (ModelPoint(1, 10.0, 10.4, 10.0), ModelPoint(8, 131.0, 70.0, 100.0))  # 1.00, 1.04; 1.31, 0.70
+    engines = (EnginePoint("llama.cpp", "Q4_0", 1, 143.0, 144.0, 100.0, 95.0),)  # 1.43
+    text = render_text(build_report(FACTS, ROOFS, model_decode=models, engine_decode=engines))
+    first = text.splitlines()[0]
+    assert first.startswith(
+        "ABOVE ITS BOUND: models.ModelDecode transformers batch 8 at 1.31×, llama.cpp Q4_0 batch 1 at 1.43×"
+    )
+    assert "batch 1 at 1.04" not in first and "lean torch" not in first
+    quiet = render_text(build_report(FACTS, ROOFS, model_decode=models[:1]))
+    assert "ABOVE ITS BOUND" not in quiet

@@ -17,6 +17,9 @@ NOISY_PASSES = 1.15
 #: A measured figure this far above the machine's own ceiling measured something else.
 ABOVE_CEILING = 1.15
 
+#: A decode's tokens/s above this share of its roofline bound passed a roof: one of the bound's roofs read low.
+ABOVE_BOUND = 1.05
+
 #: asv's ``time_`` twin of a decode step and the run's own per-call time agree within this share.
 TWIN_AGREEMENT = 0.10
 
@@ -95,4 +98,19 @@ def twins_disagree(twins: Sequence[tuple[str, float, float, float]]) -> list[str
     return [
         f"asv's time_ twins read beyond the spread of this run's timing: {', '.join(apart)} "
         "(separate processes at different moments: compare twins with twins)"
+    ]
+
+
+def above_bound(passed: Sequence[tuple[str, float]]) -> list[str]:
+    """One headline naming every decode (label, fraction of its bound) above :data:`ABOVE_BOUND` of its bound.
+
+    The bound is min(compute roof, bandwidth roof) of this run's own roofs, so a decode above it is not
+    a fast machine: a roof the bound divides by (the bandwidth, or the torch dtype's GEMM roof) read low.
+    """
+    over = [f"{label} at {fraction:.2f}×" for label, fraction in passed if fraction > ABOVE_BOUND]
+    if not over:
+        return []
+    return [
+        f"ABOVE ITS BOUND: {', '.join(over)} of the roofline bound (> {ABOVE_BOUND:.2f}×): a roof the bound "
+        "divides by read too low in this run; these fractions are not this machine's"
     ]

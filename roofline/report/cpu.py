@@ -453,6 +453,19 @@ def guard_warnings(report: Report) -> list[str]:
     return warnings
 
 
+def decode_fractions(report: Report) -> list[tuple[str, float]]:
+    """Each real model's and engine's decode with its fraction of the roofline bound (label, fraction)."""
+    out = []
+    for m in report.model_decode:
+        for path, tokens in (("transformers", m.tokens_per_s), ("lean torch", m.lean_tokens_per_s)):
+            if (f := m.fraction(tokens)) is not None:
+                out.append((f"models.ModelDecode {path} batch {m.batch}", f))
+    out += [
+        (f"{e.engine} {e.format} batch {e.batch}", e.fraction) for e in report.engine_decode if e.fraction is not None
+    ]
+    return out
+
+
 def build_report(facts: Mapping[str, object], roofs: Roofs | None = None, **figures: object) -> Report:
     """A :class:`Report` of ``facts`` and ``roofs`` and the other figures (its fields), with the guards' warnings."""
     report = Report(facts, roofs, **figures)
@@ -505,7 +518,8 @@ def render_text(report: Report) -> str:
     """The report as the lab would print it, then this machine's figures."""
     lab = lab_section()
     headline = report.conditions.headline() if report.conditions is not None else None
-    out = [headline, ""] if headline else []
+    headlines = ([headline] if headline else []) + guards.above_bound(decode_fractions(report))
+    out = [*headlines, ""] if headlines else []
     out.append(
         f"{lab['hardware']}: {lab['ridge_flop_per_byte']:.0f} FLOPs per byte at the ridge; decode becomes "
         f"compute-bound above batch ~{lab['crossover_batch']:.0f}"
