@@ -232,3 +232,11 @@ def test_a_decode_above_its_bound_is_the_report_s_headline_never_a_silent_row():
     assert "batch 1 at 1.04" not in first and "lean torch" not in first
     quiet = render_text(build_report(FACTS, ROOFS, model_decode=models[:1]))
     assert "ABOVE ITS BOUND" not in quiet
+
+
+def test_noisy_points_are_one_line_naming_each():
+    """Issue 39: one line per kind of warning, with the points it covers."""
+    steady = point(2048, 1, 1e-3, spread=0.05)
+    r = build_report(FACTS, ROOFS, decode=(steady, point(2048, 8, 2e-3, spread=0.12), point(2048, 64, 3e-3)))
+    (line,) = [w for w in r.warnings if "spread beyond" in w]
+    assert line.endswith("(interquartile range; noisy machine?): n=2048 batch=8 12%, n=2048 batch=64 105%")

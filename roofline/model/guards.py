@@ -61,6 +61,17 @@ def noisy(spread: float, label: str) -> list[str]:
     return []
 
 
+def noisy_points(spreads: Sequence[tuple[str, float]]) -> list[str]:
+    """One line naming every step (label, spread) whose timed samples spread beyond :data:`NOISY_SPREAD`."""
+    over = [f"{label} {spread:.0%}" for label, spread in spreads if spread > NOISY_SPREAD]
+    if not over:
+        return []
+    return [
+        f"timed samples spread beyond {NOISY_SPREAD:.0%} of their median (interquartile range; noisy machine?): "
+        + ", ".join(over)
+    ]
+
+
 def noisy_passes(spread: float, label: str) -> list[str]:
     """Warn when a ceiling's slowest ÷ fastest timed pass exceeds :data:`NOISY_PASSES`."""
     if spread > NOISY_PASSES:

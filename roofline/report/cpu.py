@@ -420,10 +420,9 @@ def guard_warnings(report: Report) -> list[str]:
     # level's (the same read roof; a sweep's read-only plateau beside add, which also writes)
     dram = report.roofs_by_level.level(DRAM) if hw is not None else None
     bandwidth = max(hw.bandwidth / 1e9, dram.gbps if dram is not None else 0.0) if hw is not None else 0.0
+    warnings += guards.noisy_points([(f"n={p.n} batch={p.batch}", float(p.spread)) for p in report.decode if p.spread])
     for p in report.decode:
         label = f"n={p.n} batch={p.batch}"
-        if p.spread:
-            warnings += guards.noisy(float(p.spread), label)
         if llc and p.pool_bytes:
             warnings += guards.working_set_fits_llc(float(p.pool_bytes), float(llc), label)
         if hw is not None and p.gbps:
