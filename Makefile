@@ -66,15 +66,16 @@ fleet: $(VENV)/.fleet-installed
 
 # The two tiers (setup.cfg's markers): test-fast, what no asv, `roofline bench`, Chromium or ReFrame
 # runs in and no long measurement needs; then the e2e and slow tests. make test runs both.
+# Both tiers on TEST_WORKERS pytest-xdist workers; the e2e tier's tests that share a fixture on one, the longest
+# groups first (tests/conftest.py): its runs wait mostly on asv's processes, sleeps and timed minimums, and on one
+# worker this VM's 2 cores stood half idle. TEST_WORKERS=0: one process, as before.
+TEST_WORKERS ?= 2
 test-fast: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools fleet
-	$(BIN)/python -m pytest -p randomly -m "not e2e and not slow" --durations=5
+	$(BIN)/python -m pytest -p randomly -m "not e2e and not slow" -n $(TEST_WORKERS) --durations=5
 
-# The e2e tier on E2E_WORKERS pytest-xdist workers, the tests that share a fixture on one (tests/conftest.py): its
-# runs wait mostly on asv's processes, sleeps and timed minimums, and one worker kept this VM's 2 cores half idle.
-E2E_WORKERS ?= 2
 test: test-fast
-	$(BIN)/python -m pytest -p randomly -m "e2e or slow" -n $(E2E_WORKERS) --dist loadgroup --durations=15
+	$(BIN)/python -m pytest -p randomly -m "e2e or slow" -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=15
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools fleet

@@ -175,3 +175,15 @@ def test_on_two_workers_each_shared_fixture_is_built_once(inner, tmp_path, monke
     lines = built.read_text().splitlines()
     assert len([x for x in lines if " " not in x]) == 1, lines  # made_bench: once, for both modules
     assert sorted(x.split()[0] for x in lines if " " in x) == ["c", "d"], lines  # each module's: once
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_longest_groups_come_first_whatever_the_shuffle(inner, tmp_path, seed):
+    """xdist hands groups out in collection order (--no-loadscope-reorder): the long ones must not start last."""
+    pytester, _ = inner
+    pytester.makeconftest(SESSION)
+    pytester.makepyfile(test_a=ALONE.format(name="a"), test_z=SHARED, test_m=ALONE.format(name="m"))
+    config = ("-c", str(ROOT / "setup.cfg"), "--rootdir", str(pytester.path), "-p", "randomly")
+    result = pytester.runpytest_subprocess(*config, f"--randomly-seed={seed}", "--collect-only", "-q")
+    ids = [line for line in result.stdout.lines if "::" in line]
+    assert len(ids) == 10 and all(i.startswith("test_z.py::") for i in ids[:4]), ids  # made_bench's group first
