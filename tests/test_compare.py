@@ -467,3 +467,29 @@ def test_benchmarks_run_at_only_one_commit_are_named_not_tabled(tmp_path, capsys
     captured = capsys.readouterr()
     assert "recorded at only one of the commits, not compared (ceilings.GemmPeak.track_gemm_ceiling" in captured.err
     assert "ceilings." not in captured.out and "decode.DecodeDRAM.track_gflops" in captured.out
+
+
+def test_the_dram_roof_is_the_bandwidth_roof_wherever_that_is_stream_read(tmp_path):
+    """Issue 39: compare's "DRAM roof" (the level sweep's plateau, 57.1 GB/s) and its bandwidth roof (STREAM read,
+    32.7) disagreed 1.75× in one run; the report holds its points to read. One DRAM roof per run, as the report's."""
+    kinds = [["'copy'", "'add'", "'triad'", "'read'"]]
+    suite = {
+        **SUITE,
+        "ceilings.MemoryBandwidth.track_bandwidth_ceiling": ("track", "GB/s", ["kind"], kinds, "v-ceil-bw"),
+        "ceilings.CacheBandwidth.track_bandwidth": ("track", "GB/s", ["level"], [["'L1'", "'DRAM'"]], "v-lb"),
+    }
+    write_benchmarks(tmp_path, suite)
+    write_machine(tmp_path, "box")
+    values = {
+        **full_values(),
+        "ceilings.MemoryBandwidth.track_bandwidth_ceiling": [30.4, 34.3, 30.6, 32.7],
+        "ceilings.CacheBandwidth.track_bandwidth": [407.2, 57.1],
+    }
+    write_run(tmp_path, "box", "c" * 40, values, suite=suite)
+    (s,), _ = compare.summarize(read_results(tmp_path))
+    assert s.levels == {"L1": 407.2, "DRAM": 32.7} and s.bandwidth == pytest.approx(32.7e9)
+    # results from before read (add the roof): the sweep's read-only plateau stays DRAM's, as the report's
+    old = {**values, "ceilings.MemoryBandwidth.track_bandwidth_ceiling": [30.4, 34.3, 30.6, None]}
+    write_run(tmp_path, "box", "c" * 40, old, suite=suite)
+    (s,), _ = compare.summarize(read_results(tmp_path))
+    assert s.levels["DRAM"] == 57.1

@@ -254,7 +254,7 @@ def _ceilings(s: MachineSummary, run: Run, saved: dict[str, float | None]) -> No
 
 
 def _roofs(s: MachineSummary, run: Run) -> None:
-    s.levels = {str(p["level"]): v for p, v in run.points(LEVEL_BANDWIDTH) if v and "level" in p}
+    s.levels = run.level_gbps()
     s.compute = {str(p["dtype"]): v for p, v in run.points(COMPUTE_PEAK) if v and "dtype" in p}
     for kind in ("single", "amortized"):
         value = run.value(OVERHEAD.format(kind), backend="numpy")

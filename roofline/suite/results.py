@@ -45,9 +45,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BadInput
-from ..measure.ceilings import roof_kernel
+from ..measure.ceilings import CEILING_KERNEL, roof_kernel
 from .machine_file import IDENTITY_KEYS
-from .names import BANDWIDTH_CEILING, RETIRED_MEANINGS
+from .names import BANDWIDTH_CEILING, LEVEL_BANDWIDTH, RETIRED_MEANINGS
 
 #: asv 0.6's format versions of a result file and of benchmarks.json.
 RESULT_API_VERSION = 2
@@ -189,6 +189,17 @@ class Run:
     def stream_gbps(self) -> dict[str, float]:
         """GB/s per STREAM kernel this run recorded (the bandwidth ceilings); n/a left out."""
         return {p["kind"]: v for p, v in self.points(BANDWIDTH_CEILING) if v and "kind" in p}
+
+    def level_gbps(self) -> dict[str, float]:
+        """GB/s per memory level this run recorded (ceilings.CacheBandwidth), DRAM's the bandwidth roof wherever
+        that is STREAM read: one DRAM roof per run, as the report's (``Report.roofs_by_level``). The sweep's
+        read-only DRAM plateau stands in only beside add, which also writes; here it read 57.1 GB/s where
+        read gave 32.7 and likwid-bench's load 36.4."""
+        levels = {str(p["level"]): v for p, v in self.points(LEVEL_BANDWIDTH) if v and "level" in p}
+        roof = self.bandwidth_roof()
+        if roof is not None and roof[0] == CEILING_KERNEL and "DRAM" in levels:
+            levels["DRAM"] = roof[1]
+        return levels
 
     def bandwidth_roof(self) -> tuple[str, float] | None:
         """(kernel, GB/s) of the bandwidth roof this run recorded (:func:`~roofline.measure.ceilings.roof_kernel`)."""
