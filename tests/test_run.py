@@ -732,3 +732,13 @@ def test_a_referee_that_cannot_run_keeps_why_and_a_later_failure_is_warned_of(mo
     old = run.RunState({}, 1, "test", 256, run.Conditions())  # a state pickled before the referee
     with pytest.raises(BackendUnavailable, match="no referee in this run"):
         harness.peak_referee(old, "float32")
+
+
+def test_a_steps_work_is_one_rule_for_the_run_and_the_live_report():
+    """Issue 39: the run's and the live report's flat-timing checks computed bytes per parameter two ways;
+    now each step says its (seconds, FLOPs, bytes): the backend's bytes per parameter, else its dtype's."""
+    n, b = 256, 8
+    m = DecodeMeasurement(n, b, "float32", "dram", 1e-4, 0.0, 0.0, 0.0, 1e-4, 10, 1, 1 << 20, 1 << 20)
+    assert m.work == (1e-4, 2.0 * n * n * b, 4.0 * (n * n + 2 * n * b))
+    assert replace(m, dtype="float64").work[2] == 8.0 * (n * n + 2 * n * b)
+    assert replace(m, bytes_per_param=2).work[2] == 2.0 * (n * n + 2 * n * b)  # bf16 weights of torch

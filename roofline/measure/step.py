@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from ..errors import BadInput
+from ..model.dtypes import by_numpy
 from .numpy_step import DecodeStep
 from .timing import Timing, pooled, time_interleaved
 
@@ -39,6 +40,14 @@ class DecodeMeasurement:
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
+    @property
+    def work(self) -> tuple[float, float, float]:
+        """(seconds, FLOPs, bytes) of one call: 2·n²·batch, and W, X and Y at the weights' bytes per
+        parameter (the dtype table's where the backend did not say): what flat-timing checks read."""
+        item = self.bytes_per_param or by_numpy(self.dtype).bytes
+        moved = float(item * (self.n * self.n + 2 * self.n * self.batch))
+        return self.seconds, 2.0 * self.n * self.n * self.batch, moved
 
 
 #: Host-timed steps: each sample lasts at least MIN_SAMPLE_S (back-to-back calls, weights still

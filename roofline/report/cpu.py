@@ -724,7 +724,7 @@ def measure_report(
             if bar:
                 bar.update()
         timed = decode + cache
-        conditions = watch.stop(flat_timing([(m.seconds, 2.0 * m.n * m.n * m.batch, _bytes(m)) for m in timed]))
+        conditions = watch.stop(flat_timing([m.work for m in timed]))
     if bar:
         bar.close()
     return build_report(
@@ -740,7 +740,3 @@ def measure_report(
         warnings=tuple(notes),
         conditions=conditions,
     )
-
-
-def _bytes(m: DecodeMeasurement) -> float:
-    return float((m.bytes_per_param or by_numpy(m.dtype).bytes) * (m.n * m.n + 2 * m.n * m.batch))

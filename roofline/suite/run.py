@@ -420,13 +420,7 @@ def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str
     _judge(points, roofs(state.get("bandwidth_gbps", {}), state.get("peak_gflops", {})), llc)
     state["points"] = points
     timed = [p.measurement for p in points.values() if p.measurement is not None]
-    flat = flat_timing([(m.seconds, 2.0 * m.n * m.n * m.batch, _bytes(m)) for m in timed])
+    flat = flat_timing([m.work for m in timed])
     state["conditions"] = watch.stop(flat)
     state["warnings"] = tuple(state["warnings"])
     return state
-
-
-def _bytes(m: DecodeMeasurement) -> float:
-    """Bytes one call of a measured step moves (W, X and Y)."""
-    item = m.bytes_per_param or SUITE.bytes
-    return float(item * (m.n * m.n + 2 * m.n * m.batch))
