@@ -7,6 +7,10 @@ HTML := .asv/html
 # The name results are filed under (results/<MACHINE>/); default: the host name, as asv's.
 MACHINE ?=
 MACHINE_FLAG := $(if $(MACHINE),--machine $(MACHINE))
+# QUICK=1: a quick look, every class at small sizes (ROOFLINE_QUICK; a ROOFLINE_* size variable set wins).
+ifneq ($(QUICK),)
+export ROOFLINE_QUICK := $(QUICK)
+endif
 # ALLOW_BUSY=1: measure even on a busy machine (the run is flagged in the report and the results).
 BUSY_FLAG := $(if $(ALLOW_BUSY),--allow-busy)
 # What asv's virtualenv gets beside the package: torch and transformers for models.ModelDecode (once,

@@ -38,6 +38,8 @@ GRID = {
     "ROOFLINE_GPU_N": (8192, 16384),
     "ROOFLINE_GPU_BATCH": (1, 8, 64, 128, 192, 256, 512, 4096),
     "ROOFLINE_GPU_DTYPES": ("fp32", "tf32", "bf16", "fp16", "fp8"),
+    "ROOFLINE_MODEL_BATCH": (1, 8, 64),
+    "ROOFLINE_ENGINE_BATCH": (1, 8),
 }
 
 

@@ -58,6 +58,8 @@ def test_only_a_full_default_run_goes_into_the_gallery():
     gallery.check_default_run({"HOME": "/root"})
     with pytest.raises(BadInput, match="ROOFLINE_N='256' is set .*--trial"):
         gallery.check_default_run({"ROOFLINE_N": "256"})
+    with pytest.raises(BadInput, match="ROOFLINE_QUICK='1' is set"):  # a quick look is no gallery run
+        gallery.check_default_run({"ROOFLINE_QUICK": "1"})
 
 
 def test_bench_refuses_a_smaller_run_for_the_gallery_before_measuring(capsys, monkeypatch, tmp_path):

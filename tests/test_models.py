@@ -270,3 +270,16 @@ def test_bad_shapes_are_bad_input(change, match):
 def test_head_dim_must_divide_when_not_given():
     with pytest.raises(BadInput, match="give --head-dim"):
         custom_model(layers=1, hidden=65, heads=4, intermediate=8, vocab=10)
+
+
+def test_a_batch_not_chosen_is_skipped_before_anything_is_built(monkeypatch):
+    """ROOFLINE_MODEL_BATCH / ROOFLINE_ENGINE_BATCH (a quick look's 1): the others say why and measure nothing."""
+    from roofline.suite import harness
+
+    monkeypatch.setenv("ROOFLINE_MODEL_BATCH", "1")
+    monkeypatch.setenv("ROOFLINE_ENGINE_BATCH", "1")
+    why = {"status": "skipped", "reason": "not chosen this run (ROOFLINE_MODEL_BATCH)"}
+    assert harness.model_decode_grid([8, 64]) == {8: why, 64: why}
+    grid = harness.engine_decode_grid("llama.cpp", ["F16", "Q4_0"], [8])
+    assert set(grid) == {("F16", 8), ("Q4_0", 8)}
+    assert {e["reason"] for e in grid.values()} == {"not chosen this run (ROOFLINE_ENGINE_BATCH)"}

@@ -48,3 +48,44 @@ def test_a_one_size_variable_takes_one_size_or_its_default(monkeypatch, name, re
         monkeypatch.setenv(name, bad)
         with pytest.raises(BadInput, match=name):
             read()
+
+
+def test_a_quick_look_shrinks_every_class_and_a_variable_set_wins(monkeypatch):
+    """Issue 39: the README's quick look shrank the decode classes only; the backends still ran at n 2048 and
+    ModelDecode at batches 1, 8 and 64. ROOFLINE_QUICK=1 (make bench QUICK=1) gives every class small sizes."""
+    for name in (*params.QUICK, params.QUICK_VARIABLE):
+        monkeypatch.delenv(name, raising=False)
+    full = (params.sizes(), params.backend_sizes(), params.model_batches(), params.engine_batches(), params.sweep_n())
+    assert full == ((2048, 8192), (2048,), (1, 8, 64), (1, 8), 4096) and params.gemm_n() is None
+    monkeypatch.setenv(params.QUICK_VARIABLE, "1")
+    assert (params.sizes(), params.batches(), params.cache_sizes()) == ((1024,), (1, 64), (1024,))
+    assert (params.backend_sizes(), params.backend_batches()) == ((256,), (1,))
+    assert (params.model_batches(), params.engine_batches(), params.sweep_n(), params.gemm_n()) == (
+        (1,),
+        (1,),
+        1024,
+        2048,
+    )
+    monkeypatch.setenv("ROOFLINE_N", "2048")
+    assert params.sizes() == (2048,) and params.batches() == (1, 64)
+    monkeypatch.setenv(params.QUICK_VARIABLE, "yes")
+    with pytest.raises(BadInput, match="ROOFLINE_QUICK must be 0 or 1, got 'yes'"):
+        params.batches()
+
+
+def test_the_model_and_engine_batches_start_no_process_where_not_chosen(monkeypatch):
+    import re
+
+    grid = {"ROOFLINE_MODEL_BATCH": (1, 8, 64), "ROOFLINE_ENGINE_BATCH": (1, 8)}
+    monkeypatch.setenv("ROOFLINE_MODEL_BATCH", "1")
+    monkeypatch.setenv("ROOFLINE_ENGINE_BATCH", "8")
+    picked = params.selection(grid)
+
+    def runs(name):
+        return any(re.search(r, name) for r in picked)
+
+    assert runs("models.ModelDecode.track_tokens_per_s(1)") and not runs("models.ModelDecode.track_tokens_per_s(8)")
+    assert runs("engines.LlamaCppDecode.track_tokens_per_s('Q4_0', 8)")
+    assert not runs("engines.LlamaCppDecode.track_tokens_per_s('Q4_0', 1)")
+    # a grid from before the variables chose (benchmarks/ of an older checkout): every batch runs
+    assert any(re.search(r, "models.ModelDecode.track_tokens_per_s(8)") for r in params.selection({}))

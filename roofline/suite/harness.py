@@ -545,6 +545,12 @@ def model_entry(grid: dict | str, batch: int) -> dict[str, object]:
     return checked_entry(cached(grid).get(batch), f"batch {batch}")
 
 
+def _not_chosen(batches: Sequence[int], chosen: Sequence[int], variable: str) -> dict[int, dict[str, object]]:
+    """The skipped entries of the batches ``variable`` did not choose this run."""
+    why = f"not chosen this run ({variable})"
+    return {b: {"status": "skipped", "reason": why} for b in batches if b not in chosen}
+
+
 def model_decode_grid(
     batches: Sequence[int],
     shape=None,
@@ -564,13 +570,16 @@ def model_decode_grid(
     from ..model.decode import DecodeSetup, step
 
     shape = shape or params.model_decode()
-    grid: dict[int, dict[str, object]] = {}
+    grid = _not_chosen(batches, params.model_batches(), "ROOFLINE_MODEL_BATCH")
+    batches = [b for b in batches if b not in grid]
+    if not batches:
+        return grid
     try:
         import_transformers()
         # the roof of a GEMM no wider than the model's own matrices
         hw = hardware or local_hardware(dtype, gemm_n=min(1024, shape.hidden))
     except BackendUnavailable as exc:
-        return {b: {"status": "skipped", "reason": str(exc)} for b in batches}
+        return {**grid, **{b: {"status": "skipped", "reason": str(exc)} for b in batches}}
     setup = DecodeSetup(shape, hw, dtype=dtype, kv_dtype=dtype, context=context + steps)
     # the prefill's arithmetic is about a step of `context` sequences; it runs once per batch and path
     prefill = step(setup, context).step_s
@@ -611,14 +620,19 @@ def engine_decode_grid(
     from ..measure.engine_decode import hold_engine, measure_engine_decode
     from ..measure.engines import EngineFailed, EngineSkipped, lookup_engine
 
+    skipped = _not_chosen(batches, params.engine_batches(), "ROOFLINE_ENGINE_BATCH")
+    unchosen = {(f, b): entry for f in formats for b, entry in skipped.items()}
+    batches = [b for b in batches if b not in skipped]
+    if not batches:
+        return unchosen
     keys = [(f, b) for f in formats for b in batches]
     try:
         shape = shape or params.engine_model()
         run = measure_engine_decode(lookup_engine(engine), shape, list(formats), list(batches), gemm_n=params.gemm_n())
     except BadInput as exc:  # the model cannot be written or run here (disk, memory, shape)
-        return {k: {"status": "skipped", "reason": str(exc)} for k in keys}
+        return {**unchosen, **{k: {"status": "skipped", "reason": str(exc)} for k in keys}}
     _warn(run.warnings)
-    grid: dict[tuple[str, int], dict[str, object]] = {}
+    grid: dict[tuple[str, int], dict[str, object]] = dict(unchosen)
     for key, outcome in run.outcomes.items():
         if isinstance(outcome, EngineSkipped):
             grid[key] = {"status": "skipped", "reason": outcome.reason}

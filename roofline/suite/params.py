@@ -54,8 +54,39 @@ def positive_ints(text: str, name: str, maximum: int) -> tuple[int, ...]:
     return tuple(dict.fromkeys(values))
 
 
-def _from_env(name: str, default: tuple[int, ...], maximum: int) -> tuple[int, ...]:
+#: ``ROOFLINE_QUICK=1`` (``make bench QUICK=1``): every size variable a quick look leaves unset takes this value
+#: instead of its default, so that every class shrinks (the backends, ModelDecode and llama.cpp too). A
+#: variable that is set wins.
+QUICK_VARIABLE = "ROOFLINE_QUICK"
+QUICK: dict[str, str] = {
+    "ROOFLINE_N": "1024",
+    "ROOFLINE_BATCH": "1,64",
+    "ROOFLINE_CACHE_N": "1024",
+    "ROOFLINE_SWEEP_N": "1024",
+    "ROOFLINE_GEMM_N": "2048",
+    "ROOFLINE_BACKEND_N": "256",
+    "ROOFLINE_BACKEND_BATCH": "1",
+    "ROOFLINE_MODEL_BATCH": "1",
+    "ROOFLINE_ENGINE_BATCH": "1",
+}
+
+
+def quick() -> bool:
+    """Whether this is a quick look (``ROOFLINE_QUICK``: 0, the default, or 1); BadInput on anything else."""
+    text = os.environ.get(QUICK_VARIABLE, "0").strip()
+    if text not in ("0", "1"):
+        raise BadInput(f"{QUICK_VARIABLE} must be 0 or 1, got {text!r}")
+    return text == "1"
+
+
+def _text(name: str) -> str | None:
+    """The variable's text: as set, else a quick look's value (:data:`QUICK`), else None."""
     text = os.environ.get(name)
+    return QUICK.get(name) if text is None and quick() else text
+
+
+def _from_env(name: str, default: tuple[int, ...], maximum: int) -> tuple[int, ...]:
+    text = _text(name)
     return default if text is None else positive_ints(text, name, maximum)
 
 
@@ -76,9 +107,10 @@ def cache_sizes() -> tuple[int, ...]:
 
 def _one_size(name: str) -> int | None:
     """The one size variable ``name`` gives, None when unset; BadInput naming it on anything else."""
-    if os.environ.get(name) is None:
+    text = _text(name)
+    if text is None:
         return None
-    values = positive_ints(os.environ[name], name, MAX_N)
+    values = positive_ints(text, name, MAX_N)
     if len(values) != 1:
         raise BadInput(f"{name} takes one size, got {len(values)}")
     return values[0]
@@ -150,6 +182,21 @@ def backend_batches() -> tuple[int, ...]:
     return _from_env("ROOFLINE_BACKEND_BATCH", DEFAULT_BACKEND_BATCH, MAX_BATCH)
 
 
+#: models.ModelDecode's and engines.LlamaCppDecode's batches (their classes' params; the variables choose).
+DEFAULT_MODEL_BATCH = (1, 8, 64)
+DEFAULT_ENGINE_BATCH = (1, 8)
+
+
+def model_batches() -> tuple[int, ...]:
+    """Batches of models.ModelDecode (``ROOFLINE_MODEL_BATCH``)."""
+    return _from_env("ROOFLINE_MODEL_BATCH", DEFAULT_MODEL_BATCH, MAX_BATCH)
+
+
+def engine_batches() -> tuple[int, ...]:
+    """Batches of the engine classes (``ROOFLINE_ENGINE_BATCH``)."""
+    return _from_env("ROOFLINE_ENGINE_BATCH", DEFAULT_ENGINE_BATCH, MAX_BATCH)
+
+
 def gpu_sizes() -> tuple[int, ...]:
     """Matrix sizes of the CUDA class (``ROOFLINE_GPU_N``)."""
     return _from_env("ROOFLINE_GPU_N", GPU_N if gpu_present() else NO_GPU_N, MAX_N)
@@ -178,6 +225,8 @@ CHOOSERS: dict[str, Callable[[], tuple]] = {
     "ROOFLINE_GPU_N": gpu_sizes,
     "ROOFLINE_GPU_BATCH": gpu_batches,
     "ROOFLINE_GPU_DTYPES": gpu_dtypes,
+    "ROOFLINE_MODEL_BATCH": model_batches,
+    "ROOFLINE_ENGINE_BATCH": engine_batches,
 }
 
 #: Each parameterized class and the variable that chooses each of its parameters (None: all run).
@@ -187,6 +236,8 @@ CHOSEN_BY: dict[str, tuple[str | None, ...]] = {
     "decode.DecodeCacheResident": ("ROOFLINE_CACHE_N", "ROOFLINE_BATCH"),
     "backends.BackendDecode": (None, None, "ROOFLINE_BACKEND_N", "ROOFLINE_BACKEND_BATCH"),
     "backends.CudaDecode": (None, "ROOFLINE_GPU_DTYPES", "ROOFLINE_GPU_N", "ROOFLINE_GPU_BATCH"),
+    "models.ModelDecode": ("ROOFLINE_MODEL_BATCH",),
+    "engines.LlamaCppDecode": (None, "ROOFLINE_ENGINE_BATCH"),
 }
 
 #: The file that holds the grid, in asv's benchmark_dir.
@@ -273,7 +324,7 @@ def selection(
     for cls, variables in CHOSEN_BY.items():
         parts = []
         for var in variables:
-            if var is None:
+            if var is None or var not in picked:  # every value (a grid from before the variable chose)
                 parts.append(r"[^,()]+")
             else:
                 parts.append("(?:" + "|".join(re.escape(_asv_repr(v)) for v in picked.get(var, ())) + ")")
