@@ -212,11 +212,12 @@ def test_the_benchmarks_model_is_a_preset_with_fields_changed(monkeypatch):
 
 
 @needs_models
-def test_model_decode_grid_feeds_the_benchmark_floats_and_skips_what_overruns_the_budget():
+def test_model_decode_grid_feeds_the_benchmark_floats_and_skips_what_overruns_the_budget(monkeypatch):
     from benchmarks.models import ModelDecode
     from roofline.errors import BackendUnavailable
     from roofline.suite import harness
 
+    monkeypatch.setenv("ROOFLINE_MODEL_BATCH", "1,2")  # the batches this run chooses
     grid = harness.model_decode_grid([1, 2], SHAPES["llama"], context=8, steps=2, hardware=HW)
     bench = ModelDecode()
     for batch in (1, 2):
