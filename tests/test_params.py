@@ -66,8 +66,10 @@ def test_a_quick_look_shrinks_every_class_and_a_variable_set_wins(monkeypatch):
         1024,
         2048,
     )
+    assert not params.referee() and not params.levels()  # a quick look has no referees and no level sweep
     monkeypatch.setenv("ROOFLINE_N", "2048")
-    assert params.sizes() == (2048,) and params.batches() == (1, 64)
+    monkeypatch.setenv("ROOFLINE_REFEREE", "on")
+    assert params.sizes() == (2048,) and params.batches() == (1, 64) and params.referee()
     monkeypatch.setenv(params.QUICK_VARIABLE, "yes")
     with pytest.raises(BadInput, match="ROOFLINE_QUICK must be 0 or 1, got 'yes'"):
         params.batches()
