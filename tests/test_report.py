@@ -240,3 +240,13 @@ def test_noisy_points_are_one_line_naming_each():
     r = build_report(FACTS, ROOFS, decode=(steady, point(2048, 8, 2e-3, spread=0.12), point(2048, 64, 3e-3)))
     (line,) = [w for w in r.warnings if "spread beyond" in w]
     assert line.endswith("(interquartile range; noisy machine?): n=2048 batch=8 12%, n=2048 batch=64 105%")
+
+
+def test_a_model_or_engine_row_without_figures_says_it_may_not_have_been_chosen():
+    """A quick look chooses batch 1 only: the rows of the other batches must not blame torch or the extra alone."""
+    from roofline.report.cpu import EnginePoint, ModelPoint, render_engine_decode, render_model_decode
+
+    (model,) = [line for line in render_model_decode((ModelPoint(8, None, None, None),)) if line.startswith("      8")]
+    assert "not measured: not chosen this run (ROOFLINE_MODEL_BATCH, ROOFLINE_ENGINE_BATCH) or skipped" in model
+    engine = render_engine_decode((EnginePoint("llama.cpp", "F16", 8, None, None, None, None),))[-1]
+    assert "F16        8 not measured: not chosen this run" in engine and engine.endswith("(no engines extra)")

@@ -612,6 +612,11 @@ def render_text(report: Report) -> str:
     return "\n".join(out)
 
 
+#: Why a model's or an engine's row has no figure, as far as results say: asv records a skip as NaN, and the reason
+#: reaches asv's output only.
+NOT_MEASURED = "not chosen this run (ROOFLINE_MODEL_BATCH, ROOFLINE_ENGINE_BATCH) or skipped, asv's output says why"
+
+
 def render_model_decode(points: Sequence[ModelPoint]) -> list[str]:
     """The real model's table (models.ModelDecode): each path's tokens/s and its fraction of the bound."""
     if not points:
@@ -624,7 +629,7 @@ def render_model_decode(points: Sequence[ModelPoint]) -> list[str]:
     ]
     for m in points:
         if m.tokens_per_s is None and m.lean_tokens_per_s is None and m.bound_tokens_per_s is None:
-            out.append(f"  {m.batch:>5} skipped (asv's output says why: no torch, or a bound over the step budget)")
+            out.append(f"  {m.batch:>5} not measured: {NOT_MEASURED} (no torch, a bound over the step budget)")
             continue
         out.append(
             f"  {m.batch:>5} {_fmt(m.tokens_per_s, '9.3g'):>9} {_fmt(m.lean_tokens_per_s, '9.3g'):>9} "
@@ -647,7 +652,7 @@ def render_engine_decode(points: Sequence[EnginePoint]) -> list[str]:
     ]
     for e in points:
         if e.tokens_per_s is None and e.bound_tokens_per_s is None:
-            out.append(f"  {e.engine:<9} {e.format:<6} {e.batch:>5} skipped (asv's output says why: no engines extra?)")
+            out.append(f"  {e.engine:<9} {e.format:<6} {e.batch:>5} not measured: {NOT_MEASURED} (no engines extra)")
             continue
         error = "n/a" if e.prediction_error is None else f"{100 * e.prediction_error:+.0f}%"
         out.append(
