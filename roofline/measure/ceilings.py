@@ -143,8 +143,7 @@ class Ceilings:
 
     def roof_gemm(self, dtype: str) -> GemmPeak:
         """The GEMM whose median is ``dtype``'s compute roof: the fastest of the square and the shaped."""
-        shaped = [g for g in self.shaped.values() if g.dtype == dtype]
-        return max([self.peaks[dtype], *shaped], key=lambda g: g.median)
+        return fastest_gemms(self.peaks, self.shaped.values())[dtype]
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -372,6 +371,15 @@ def gemm_peak(dtype: str = "float32", n: int | None = None, runs: int = GEMM_RUN
     return gemm.peak()
 
 
+def fastest_gemms(peaks: dict[str, GemmPeak], shaped: Iterable[GemmPeak] = ()) -> dict[str, GemmPeak]:
+    """Per dtype, the GEMM with the fastest median: the square one of ``peaks`` or one of ``shaped``."""
+    out = dict(peaks)
+    for g in shaped:
+        if g.dtype not in out or g.median > out[g.dtype].median:
+            out[g.dtype] = g
+    return out
+
+
 def hardware_from(
     bandwidth: Bandwidth, peaks: dict[str, GemmPeak], name: str | None = None, shaped: Iterable[GemmPeak] = ()
 ) -> Hardware:
@@ -380,12 +388,9 @@ def hardware_from(
     with a kernel at least as efficient as the work it bounds: a point's own GEMM on one resident W is; the
     square one alone read 139.9 GFLOP/s where batch-512 points ran 154 (1.10×)."""
     host = name or platform.node() or "this machine"
-    flops = {by_numpy(d).name: p.median for d, p in peaks.items()}
-    for g in shaped:
-        flops[by_numpy(g.dtype).name] = max(flops.get(by_numpy(g.dtype).name, 0.0), g.median)
     return Hardware(
         name=host,
-        peak_flops=flops,
+        peak_flops={by_numpy(d).name: p.median for d, p in fastest_gemms(peaks, shaped).items()},
         bandwidth=bandwidth.median,
         source=f"measured on {host}: {bandwidth.kind} bandwidth, the fastest GEMM ({blas_summary()})",
     )
