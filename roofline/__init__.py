@@ -3,8 +3,8 @@
 The layers, lowest first. A module imports from its own layer and the layers before it, never
 from a later one (tests/test_layers.py reads this table; the README points here):
 
-    errors, units, host, files, interrupt  errors and input checks, numbers for people, this machine,
-                                           atomic writes, stopping on a signal
+    errors, outcome, units, host, files, interrupt  errors and input checks, a part's outcome, numbers for
+                                                    people, this machine, atomic writes, stopping on a signal
     model      pure, no clock: dtypes, hardware, arithmetic (the roofline formula), catalogue, llm, decode,
                knee, regimes, guards, intervals, plateaus, hierarchy, contention
     measure    allocates, runs and times: pools, numpy and torch steps, timing, ceilings, sweep, overhead,

@@ -486,9 +486,10 @@ def _run_engine_decode(args: argparse.Namespace, base, model, flags: dict[str, o
     """--measure --engine: the engine decodes the model's GGUF here, held to the bound of the same rounds' roofs."""
     from .errors import BackendUnavailable
     from .measure.engine_decode import KV_DTYPE, engine_setup, hold_engine, measure_engine_decode
-    from .measure.engines import EngineSkipped, lookup_engine
+    from .measure.engines import lookup_engine
     from .model.decode import check_inputs, estimate
     from .model.gguf_layout import GGUF_FORMATS, check_shape
+    from .outcome import Skipped
     from .report.decode import LOCAL, engine_dict, format_engine, format_estimate
     from .suite import params
 
@@ -508,7 +509,7 @@ def _run_engine_decode(args: argparse.Namespace, base, model, flags: dict[str, o
         check_inputs(model, **{**flags, "dtype": GGUF_FORMATS[fmt], "kv_dtype": KV_DTYPE, "context": context})
     engine = lookup_engine(args.engine)
     run = measure_engine_decode(engine, model, formats, args.batch, context, steps=args.steps, gemm_n=params.gemm_n())
-    skipped = [o for o in run.outcomes.values() if isinstance(o, EngineSkipped)]
+    skipped = [o for o in run.outcomes.values() if isinstance(o, Skipped)]
     if skipped and run.hardware is None:
         raise BackendUnavailable(skipped[0].reason)
     rows = hold_engine(run)

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from roofline.errors import BadInput
-from roofline.measure.engines import EngineMeasured, EngineSkipped, LlamaCpp, lookup_engine
+from roofline.measure.engines import EngineMeasured, LlamaCpp, lookup_engine
 from roofline.model.decode import DecodeSetup
 from roofline.model.gguf_layout import GGUF_FORMATS, check_shape, data_bytes, gguf_format, llama_tensors, step_bytes
 from roofline.model.hardware import Hardware
 from roofline.model.llm import custom_model, lookup_model
+from roofline.outcome import Skipped
 
 from .clitools import one_line_error
 
@@ -221,7 +222,7 @@ def test_without_the_engine_every_combination_is_skipped_with_the_reason(cache, 
 
     monkeypatch.setattr(LlamaCpp, "unavailable", lambda self: "llama.cpp is not installed (test)")
     run = measure_engine_decode(LlamaCpp(), tiny(), ["Q8_0", "F16"], [1, 8])
-    skipped = EngineSkipped("llama.cpp is not installed (test)")
+    skipped = Skipped("llama.cpp is not installed (test)")
     assert run.outcomes == {(f, b): skipped for f in ("Q8_0", "F16") for b in (1, 8)}
     assert run.hardware is None and not cache.exists()
 
@@ -232,7 +233,7 @@ def test_the_asv_grid_skips_every_combination_with_the_reason(cache, monkeypatch
     monkeypatch.setattr(LlamaCpp, "unavailable", lambda self: "llama.cpp is not installed (test)")
     monkeypatch.setenv("ROOFLINE_ENGINE_MODEL", "llama-3.2-1b:layers=1,hidden=64,heads=4,kv_heads=2,intermediate=128")
     grid = harness.engine_decode_grid("llama.cpp", ["F16", "Q4_0"], [1, 8])
-    assert grid[("Q4_0", 8)] == {"status": "skipped", "reason": "llama.cpp is not installed (test)"}
+    assert grid[("Q4_0", 8)] == Skipped("llama.cpp is not installed (test)")
     with pytest.raises(NotImplementedError, match="not installed"):
         harness.engine_entry(grid, "F16", 1)
 

@@ -24,6 +24,7 @@ from roofline.measure.ceilings import CEILING_KERNEL, stream_bandwidth
 from roofline.measure.pools import escape_bytes
 from roofline.model.hierarchy import DRAM
 from roofline.model.plateaus import find_plateaus
+from roofline.outcome import Failed, Measured, Skipped
 
 pytest.importorskip("numba", reason="numba is not installed: no compiled kernel for the cache levels")
 
@@ -349,12 +350,12 @@ def test_the_runs_compute_roofs_are_what_computepeak_records_or_why_not(monkeypa
             return (compute.ComputeRoof("bf16", 612.345678, "fake"),)
 
     monkeypatch.setattr(run, "ComputeRounds", Rounds)
-    part, state = run._Compute(512), {}
-    part.time()
-    part.record(state)
-    assert state == {"compute_peaks": {"fp16": "no fp16 instructions", "bf16": 612.345678}}
+    part = run._Compute(512)
+    part.turn()
+    got = part.outcome()
+    assert got == Measured({"fp16": Skipped("no fp16 instructions"), "bf16": Measured(612.345678)})
     quiet = types.SimpleNamespace(headline=lambda: "")
-    done = run.RunState({}, 1, "test", 256, quiet, compute_peaks=state["compute_peaks"])
+    done = run.RunState({}, 1, "test", 256, quiet, compute=got)
     assert harness.compute_peak(done, "bf16") == 612.3 and type(harness.compute_peak(done, "bf16")) is float
     with pytest.raises(BackendUnavailable, match="no fp16 instructions"):
         harness.compute_peak(done, "fp16")
@@ -365,9 +366,9 @@ def test_the_runs_compute_roofs_are_what_computepeak_records_or_why_not(monkeypa
         raise KernelMismatch("torch bf16 GEMM is wrong")
 
     monkeypatch.setattr(run, "ComputeRounds", wrong)
-    part, state = run._Compute(None), {}
-    part.time()
-    part.record(state)
-    assert state == {"compute_failed": "torch bf16 GEMM is wrong"}
+    part = run._Compute(None)
+    part.turn()
+    got = part.outcome()
+    assert got == Failed("torch bf16 GEMM is wrong")
     with pytest.raises(KernelMismatch, match="is wrong"):
-        harness.compute_peak(run.RunState({}, 1, "test", 256, quiet, **state), "bf16")
+        harness.compute_peak(run.RunState({}, 1, "test", 256, quiet, compute=got), "bf16")

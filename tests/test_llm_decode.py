@@ -16,6 +16,7 @@ from roofline.measure.timing import Timing
 from roofline.model.decode import BOUND_SLACK, beats_bound, bound_fraction, step
 from roofline.model.hardware import Hardware
 from roofline.model.llm import custom_model
+from roofline.outcome import Skipped
 from roofline.report.decode import format_measured
 
 HAVE_MODELS = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers"))
@@ -225,7 +226,7 @@ def test_model_decode_grid_feeds_the_benchmark_floats_and_skips_what_overruns_th
         got = [bench.track_tokens_per_s(grid, batch), bench.track_bound_tokens_per_s(grid, batch)]
         lean = bench.track_lean_tokens_per_s(grid, batch)
         assert all(type(v) is float and v > 0 for v in (*got, lean))
-        assert lean == pytest.approx(grid[batch]["lean_tokens_per_s"], rel=1e-3)
+        assert lean == pytest.approx(grid[batch].value["lean_tokens_per_s"], rel=1e-3)
         fraction = bench.track_roofline_fraction(grid, batch)
         # bound time ÷ measured time; each of the three figures is rounded to TRACK_DIGITS significant
         # digits, off by up to half a unit in its last (1e-3 failed once: 0.001008 against 0.0010092)
@@ -233,7 +234,7 @@ def test_model_decode_grid_feeds_the_benchmark_floats_and_skips_what_overruns_th
         assert fraction == pytest.approx(got[0] / got[1], rel=rounding)
     slow = Hardware("slow", {"bf16": 1e3}, bandwidth=1e3)
     skipped = harness.model_decode_grid([1], SHAPES["llama"], hardware=slow)
-    assert skipped[1]["status"] == "skipped" and "over the budget" in skipped[1]["reason"]
+    assert isinstance(skipped[1], Skipped) and "over the budget" in skipped[1].reason
     with pytest.raises(BackendUnavailable, match="over the budget"):
         bench.setup(skipped, 1)
 
@@ -246,7 +247,7 @@ def test_model_decode_grid_without_transformers_skips_every_batch(monkeypatch):
         importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else real(name, *a)
     )
     grid = harness.model_decode_grid([1, 8], SHAPES["llama"], hardware=HW)
-    assert {e["status"] for e in grid.values()} == {"skipped"} and "not installed" in grid[8]["reason"]
+    assert all(isinstance(e, Skipped) for e in grid.values()) and "not installed" in grid[8].reason
 
 
 def test_the_report_from_results_tables_the_model_and_says_which_batch_was_skipped(tmp_path):

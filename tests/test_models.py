@@ -16,6 +16,7 @@ from roofline.model.llm import (
     uses_group_size,
     weight_formats,
 )
+from roofline.outcome import Skipped
 
 # Totals as the publishers' checkpoints count them: Hugging Face's `safetensors.total` for each repository
 # (the "Model size" its page shows).
@@ -278,8 +279,8 @@ def test_a_batch_not_chosen_is_skipped_before_anything_is_built(monkeypatch):
 
     monkeypatch.setenv("ROOFLINE_MODEL_BATCH", "1")
     monkeypatch.setenv("ROOFLINE_ENGINE_BATCH", "1")
-    why = {"status": "skipped", "reason": "not chosen this run (ROOFLINE_MODEL_BATCH)"}
+    why = Skipped("not chosen this run (ROOFLINE_MODEL_BATCH)")
     assert harness.model_decode_grid([8, 64]) == {8: why, 64: why}
     grid = harness.engine_decode_grid("llama.cpp", ["F16", "Q4_0"], [8])
     assert set(grid) == {("F16", 8), ("Q4_0", 8)}
-    assert {e["reason"] for e in grid.values()} == {"not chosen this run (ROOFLINE_ENGINE_BATCH)"}
+    assert set(grid.values()) == {Skipped("not chosen this run (ROOFLINE_ENGINE_BATCH)")}

@@ -18,6 +18,7 @@ from roofline.errors import BackendUnavailable, BadInput, KernelMismatch
 from roofline.measure.step import DecodeMeasurement
 from roofline.model.arithmetic import attainable, crossover_batch, gemm_intensity
 from roofline.model.hardware import Hardware
+from roofline.outcome import Failed, Measured, Skipped
 from roofline.suite import harness, params, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,9 +52,9 @@ def measured(tmp_path_factory):
 
 
 def test_every_chosen_point_is_measured_and_the_rest_say_why_not(measured):
-    ok = {k for k, p in measured.points.items() if p.status == "ok"}
+    ok = {k for k, p in measured.points.items() if isinstance(p, Measured)}
     assert ok == {("dram", 256, 1), ("dram", 256, 8), ("cache", 256, 1), ("cache", 256, 8)}
-    assert measured.points[("dram", 2048, 64)].status == "skipped"
+    assert isinstance(measured.points[("dram", 2048, 64)], Skipped)
     assert "not chosen" in measured.points[("dram", 2048, 64)].reason
     assert measured.chosen["ROOFLINE_N"] == (256,) and measured.sweep_n == 256
     with pytest.raises(BackendUnavailable, match="not chosen"):
@@ -62,10 +63,10 @@ def test_every_chosen_point_is_measured_and_the_rest_say_why_not(measured):
 
 def test_one_timing_per_point_gbps_times_intensity_is_gflops(measured):
     for (regime, n, b), p in measured.points.items():
-        if p.status != "ok":
+        if not p.ok:
             continue
         point = harness.decode_point(measured, regime, n, b)
-        m = p.measurement
+        m = p.value.measurement
         assert point.gflops == harness.tracked(2 * n * n * b / m.seconds / 1e9)  # as asv records it
         assert point.gbps * gemm_intensity(n, b, 4) == pytest.approx(point.gflops, rel=1e-3)  # 4 digits each
         assert isinstance(point.gflops, float) and isinstance(point.gbps, float)
@@ -73,13 +74,13 @@ def test_one_timing_per_point_gbps_times_intensity_is_gflops(measured):
 
 
 def test_the_run_measures_each_torch_dtypes_compute_roof_or_says_why_not(measured):
-    assert set(measured.compute_peaks) == {"bf16", "fp16", "int8"} and not measured.compute_failed
-    for dtype, value in measured.compute_peaks.items():
-        if isinstance(value, str):
-            with pytest.raises(BackendUnavailable, match=re.escape(value)):
+    assert measured.compute.ok and set(measured.compute.value) == {"bf16", "fp16", "int8"}
+    for dtype, roof in measured.compute.value.items():
+        if isinstance(roof, Skipped):
+            with pytest.raises(BackendUnavailable, match=re.escape(roof.reason)):
                 harness.compute_peak(measured, dtype)
         else:
-            assert harness.compute_peak(measured, dtype) == harness.tracked(value) > 0
+            assert harness.compute_peak(measured, dtype) == harness.tracked(roof.value) > 0
 
 
 def test_the_roof_is_read_or_add_in_a_state_from_before_read():
@@ -120,11 +121,11 @@ def test_the_level_roofs_reach_asv_as_the_harness_gives_them(measured):
     lacks named. This module's run has the level sweep off; the session's one `roofline bench` measures
     the levels (test_suite_asv.test_the_run_measures_each_memory_level_once)."""
     why = "the level sweep is off (ROOFLINE_LEVELS=off)"
-    assert measured.levels_skipped == why and not measured.levels_failed and not measured.level_roofs
+    assert measured.levels == Skipped(why)
     with pytest.raises(BackendUnavailable, match=re.escape(why)):
         harness.level_entry(measured, "L1")
     roofs = {"L1": (401.23456, 2**16), "L2": (210.98765, 2**21), "DRAM": (31.55555, 2**26)}
-    swept = replace(measured, level_roofs=roofs, levels_skipped="")
+    swept = replace(measured, levels=Measured(roofs))
     for level, (gbps, size) in roofs.items():
         assert harness.level_entry(swept, level) == (harness.tracked(gbps), size)
         assert type(harness.level_entry(swept, level)[0]) is float
@@ -134,9 +135,9 @@ def test_the_level_roofs_reach_asv_as_the_harness_gives_them(measured):
 
 def test_the_levels_skip_without_numba_and_fail_on_a_wrong_kernel(measured):
     with pytest.raises(BackendUnavailable, match="numba is not installed"):
-        harness.level_entry(replace(measured, level_roofs={}, levels_skipped="numba is not installed"), "L1")
+        harness.level_entry(replace(measured, levels=Skipped("numba is not installed")), "L1")
     with pytest.raises(KernelMismatch, match="wrong sum"):
-        harness.level_entry(replace(measured, level_roofs={}, levels_skipped="", levels_failed="a wrong sum"), "L1")
+        harness.level_entry(replace(measured, levels=Failed("a wrong sum")), "L1")
 
 
 def test_the_state_pickles_for_asv(measured):
@@ -200,7 +201,7 @@ def test_a_reason_instead_of_a_state_skips_every_benchmark():
 
 def test_failed_ceilings_fail_what_divides_by_them(measured):
     broken = run.RunState(
-        measured.chosen, 1, "x", 256, measured.conditions, ceilings_failed="the add kernel computed wrong values"
+        measured.chosen, 1, "x", 256, measured.conditions, ceilings=Failed("the add kernel computed wrong values")
     )
     with pytest.raises(KernelMismatch, match="wrong values"):
         harness.bandwidth_gbps(broken, "add")
@@ -263,12 +264,12 @@ def test_only_a_dram_step_beyond_the_dram_roof_is_warned_of():
             n, b, "fp32", regime, seconds, 2 * n * n * b / seconds / 1e9, 80.0, 0.01, seconds, 10, 1,
             64 << 20, 8 << 20, bytes_per_param=4,
         )  # fmt: skip
-        points[(regime, n, b)] = run.PointResult("ok", measurement=m)
-    run._judge(points, hw, (8 << 20, "measured"))
-    dram, cache = (points[(r, n, b)].warnings for r in ("dram", "cache"))
+        points[(regime, n, b)] = m
+    judged = {key: p.value for key, p in run._judge(points, hw, (8 << 20, "measured")).items()}
+    dram, cache = (judged[(r, n, b)].warnings for r in ("dram", "cache"))
     assert [w for w in dram if "bandwidth" in w and "4.00× the measured ceiling" in w], dram
     assert not [w for w in cache if "measured ceiling" in w], cache
-    assert points[("dram", n, b)].fraction is not None and points[("cache", n, b)].fraction is None
+    assert judged[("dram", n, b)].fraction is not None and judged[("cache", n, b)].fraction is None
 
 
 def test_the_gemm_ceilings_are_measured_at_roofline_gemm_n(monkeypatch):
@@ -280,11 +281,9 @@ def test_the_gemm_ceilings_are_measured_at_roofline_gemm_n(monkeypatch):
 
     monkeypatch.setattr(run, "CeilingRounds", stop)
     monkeypatch.setenv("ROOFLINE_GEMM_N", "512")
-    state = {"warnings": []}
     ceilings = run._Ceilings(params.gemm_n())
-    ceilings.time()  # no rounds to time: the reason stays
-    ceilings.record(state)
-    assert seen == {"gemm_n": 512, "shapes": ()} and state["ceilings_failed"] == "stopped after the call"
+    ceilings.turn()  # no rounds to time: the reason stays
+    assert seen == {"gemm_n": 512, "shapes": ()} and ceilings.outcome() == Failed("stopped after the call")
 
 
 def test_a_ceiling_that_fails_in_a_later_round_reports_no_figure(monkeypatch):
@@ -301,12 +300,10 @@ def test_a_ceiling_that_fails_in_a_later_round_reports_no_figure(monkeypatch):
             raise AssertionError("no figure from a failed round")
 
     monkeypatch.setattr(run, "CeilingRounds", Rounds)
-    state = {"warnings": []}
     ceilings = run._Ceilings(None)
     for _ in range(run.PASSES):
-        ceilings.time()
-    ceilings.record(state)
-    assert state["ceilings_failed"] == "the add kernel computed wrong values" and "bandwidth_gbps" not in state
+        ceilings.turn()
+    assert ceilings.outcome() == Failed("the add kernel computed wrong values") and not ceilings.warnings
 
 
 def test_a_slow_round_moves_no_pooled_median():
@@ -413,11 +410,12 @@ def test_the_backend_grid_times_fresh_builds_in_every_round_and_a_later_failure_
     monkeypatch.setattr(harness, "build_step", build)
     monkeypatch.setattr(harness, "settle", lambda: timed.append("settle"))
     grid = harness.backend_grid(GRID)
-    ok = {k: p for k, p in grid.items() if p.status == "ok"}
+    ok = {k: p for k, p in grid.items() if isinstance(p, Measured)}
     assert sorted(ok) == [("numpy", "fp32", 256, 1), ("torch-cpu", "fp32", 256, 1)]
-    assert all(p.measurement.samples == 7 * run.PASSES for p in ok.values())  # every round's samples
-    assert grid["torch-cpu", "bf16", 256, 1].status == "failed" and grid["numpy", "bf16", 256, 1].status == "skipped"
-    assert grid["numpy", "fp32", 2048, 1].status == "skipped"  # not chosen
+    assert all(p.value.measurement.samples == 7 * run.PASSES for p in ok.values())  # every round's samples
+    assert grid["torch-cpu", "bf16", 256, 1] == Failed("bf16 went wrong in the last round")
+    assert grid["numpy", "bf16", 256, 1] == Skipped("numpy has no bf16")
+    assert isinstance(grid["numpy", "fp32", 2048, 1], Skipped)  # not chosen
     # each round builds every step afresh, the backends one after another, never timed together
     assert builds.count(("numpy", "fp32")) == builds.count(("torch-cpu", "fp32")) == run.PASSES
     # each backend's round starts once the builds' checks and the last round's BLAS workers stop spinning
@@ -448,11 +446,10 @@ def test_a_sweep_that_cannot_be_built_timed_or_fitted_keeps_its_reason(monkeypat
             raise BadInput(WHY["fitted"])
 
     monkeypatch.setattr(run, "SweepRounds", Sweeping)
-    sweeping, state = run._Sweep(256), {"warnings": []}
+    sweeping = run._Sweep(256)
     for _ in range(run.PASSES):
-        sweeping.time()
-    sweeping.record(state)
-    assert state == {"warnings": [], "crossover_failed": WHY[where]} and sweeping.timer is None
+        sweeping.turn()
+    assert sweeping.outcome() == Failed(WHY[where]) and not sweeping.warnings and sweeping.timer is None
     assert Sweeping.rounds == {"built": 0, "timed": 2, "fitted": run.PASSES}[where]  # no round after a failed one
 
 
@@ -464,11 +461,12 @@ def test_an_absent_backend_skips_an_optional_part_and_stops_the_run_otherwise():
     def absent():
         raise BackendUnavailable("numba is not installed")
 
-    part = run._Part(absent, optional=True)
-    assert (part.timer, part.skipped, part.failed) == (None, "numba is not installed", "")
+    part = run.Part(absent, optional=True)
+    assert (part.timer, part.stopped) == (None, Skipped("numba is not installed"))
     part._time()  # nothing to time: no round, no error
+    assert part.outcome() == Skipped("numba is not installed")
     with pytest.raises(BackendUnavailable, match="numba"):
-        run._Part(absent)
+        run.Part(absent)
 
 
 LEVEL_WHY = {
@@ -504,14 +502,12 @@ def test_a_level_sweep_that_cannot_run_keeps_its_reason_and_ends_its_threads(mon
             events.append("closed")
 
     monkeypatch.setattr(run, "LevelRounds", Levels)
-    levels, state = run._Levels(), {"warnings": []}
+    levels = run._Levels()
     for _ in range(run.PASSES):
-        levels.time()
-    levels.record(state)
+        levels.turn()
+    got = levels.outcome()
     levels.close()
-    skipped = LEVEL_WHY[where] if where == "unavailable" else ""
-    failed = "" if where == "unavailable" else LEVEL_WHY[where]
-    assert state == {"warnings": [], "levels_failed": failed, "levels_skipped": skipped}
+    assert got == (Skipped if where == "unavailable" else Failed)(LEVEL_WHY[where]) and not levels.warnings
     per_round = f"timed {-(-run.LEVEL_ROUNDS // run.PASSES)}"
     assert events == ([] if where != "timed" else ["made ('load',)", per_round, per_round, "closed"])
 
@@ -605,8 +601,7 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
         def stop(self, flat):
             events.append("stop")
 
-    with pytest.raises(BadInput, match="stop here"):
-        run._measure({}, {}, 256, None, (1 << 20, "test"), Watch())
+    state = run._measure({}, {}, 256, None, (1 << 20, "test"), Watch())
     runs, gemm_runs = ceilings.BANDWIDTH_RUNS // run.PASSES, ceilings.GEMM_RUNS // run.PASSES
     per = f"ceilings {runs}+{gemm_runs} {ceilings.STREAM_ROUND_S}s"
     made = [
@@ -625,7 +620,14 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
     turns += ["settle", compute, "settle", "sweep", "settle", "referee ['DRAM']", "settle", "levels 2x"]
     turns += ["settle", "referee ['LLC']"]
     pooled = ["plateaus", "levels closed", "knee", "compute pooled", "referee pooled", "pooled"]
-    assert events == made + turns * 3 + pooled
+    assert events == made + turns * 3 + pooled + ["stop"]
+    # a part that cannot pool its rounds fails alone, saying why: the run and the other parts go on
+    assert (state["ceilings"], state["crossover"], state["levels"]) == (
+        Failed("stop here"),
+        Failed("no knee"),
+        Failed("no plateau"),
+    )
+    assert state["referees"] == Measured({"DRAM": 1.0}) and state["compute"] == Measured({})
     assert run.PASSES == 3 and ceilings.BANDWIDTH_RUNS // 3 * 3 == 15 and ceilings.GEMM_RUNS // 3 * 3 == 6
 
 
@@ -642,13 +644,13 @@ def test_the_run_referees_its_roofs_or_says_why_not(measured):
     """likwid-bench's figures (GB/s at each level, GFLOP/s of the FMA peaks) reach asv as floats, or each
     referee benchmark is skipped with the reason. This module's run has them off; the session's one
     `roofline bench` runs them in the run's rounds (test_bench_faults.test_bench_runs_publishes_reports_and_plots)."""
-    assert measured.referee_skipped == "the referees are off (ROOFLINE_REFEREE=off)" and not measured.referee_failed
+    assert measured.referees == Skipped("the referees are off (ROOFLINE_REFEREE=off)")
     for roof in ("DRAM", "L1"):
-        with pytest.raises(BackendUnavailable, match=re.escape(measured.referee_skipped)):
+        with pytest.raises(BackendUnavailable, match=re.escape(measured.referees.reason)):
             harness.referee(measured, roof)
     figures = {"L1": 401.23456, "DRAM": 31.98765, "fp32": 229.11111, "fp64": 114.55555}
-    refereed = replace(measured, referees=figures, referee_skipped="")
-    for roof, want in refereed.referees.items():
+    refereed = replace(measured, referees=Measured(figures))
+    for roof, want in figures.items():
         value = harness.referee(refereed, roof)
         assert type(value) is float and value == harness.tracked(want) > 0
     assert harness.peak_referee(refereed, "float64") == harness.tracked(figures["fp64"]) == 114.6
@@ -662,14 +664,9 @@ def test_the_referees_switched_off_are_skipped_saying_so(monkeypatch):
 
     monkeypatch.setattr(run, "RefereeRounds", never)
     monkeypatch.setenv("ROOFLINE_REFEREE", "off")
-    referee, state = run._Referee(), {"warnings": []}
-    referee.time()
-    referee.record(state)
-    assert state == {
-        "warnings": [],
-        "referee_failed": "",
-        "referee_skipped": "the referees are off (ROOFLINE_REFEREE=off)",
-    }
+    referee = run._Referee()
+    referee.turn()
+    assert referee.outcome() == Skipped("the referees are off (ROOFLINE_REFEREE=off)") and not referee.warnings
 
 
 def test_the_level_sweep_switched_off_is_skipped_saying_so(monkeypatch):
@@ -678,13 +675,13 @@ def test_the_level_sweep_switched_off_is_skipped_saying_so(monkeypatch):
 
     monkeypatch.setattr(run, "LevelRounds", never)
     monkeypatch.setenv("ROOFLINE_LEVELS", "off")
-    levels, state = run._Levels(), {"warnings": []}
-    levels.time()
-    levels.record(state)
+    levels = run._Levels()
+    levels.turn()
+    got = levels.outcome()
     levels.close()
     why = "the level sweep is off (ROOFLINE_LEVELS=off)"
-    assert state == {"warnings": [], "levels_failed": "", "levels_skipped": why}
-    s = run.RunState({}, 1, "test", 256, run.Conditions(), levels_skipped=why)
+    assert got == Skipped(why) and not levels.warnings
+    s = run.RunState({}, 1, "test", 256, run.Conditions(), levels=got)
     with pytest.raises(BackendUnavailable, match=re.escape(why)):
         harness.level_entry(s, "L1")
 
@@ -710,27 +707,23 @@ def test_a_referee_that_cannot_run_keeps_why_and_a_later_failure_is_warned_of(mo
             raise AssertionError("no figure from a stopped referee")
 
     monkeypatch.setattr(run, "RefereeRounds", Referee)
-    referee, state = run._Referee(), {"warnings": []}
+    referee = run._Referee()
     for _ in range(run.PASSES):
         for roofs in (referee.dram, referee.peaks, referee.caches):
-            referee.turn(roofs)()
-    referee.record(state)
+            referee.turn_of(roofs)()
+    got = referee.outcome()
     if where == "absent":
-        assert state == {"warnings": [], "referee_failed": "", "referee_skipped": "likwid-bench is not installed"}
+        assert got == Skipped("likwid-bench is not installed") and not referee.warnings
         assert timed == []
     else:
         why = "likwid-bench load_x failed (exit 1): no topology"
-        assert state == {
-            "warnings": [f"the roofs' referee stopped: {why}"],
-            "referee_failed": why,
-            "referee_skipped": "",
-        }
+        assert got == Failed(why) and referee.warnings == [f"the roofs' referee stopped: {why}"]
         assert timed == [1, 1]  # no round after the one that failed
-    s = run.RunState({}, 1, "test", 256, run.Conditions(), **{k: v for k, v in state.items() if k != "warnings"})
+    s = run.RunState({}, 1, "test", 256, run.Conditions(), referees=got)
     with pytest.raises(BackendUnavailable, match="likwid-bench"):
         harness.referee(s, "DRAM")
     old = run.RunState({}, 1, "test", 256, run.Conditions())  # a state pickled before the referee
-    with pytest.raises(BackendUnavailable, match="no referee in this run"):
+    with pytest.raises(BackendUnavailable, match="a state from before it"):
         harness.peak_referee(old, "float32")
 
 

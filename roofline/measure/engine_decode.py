@@ -24,15 +24,14 @@ from ..model.decode import DecodeSetup, Step, beats_bound, bound_fraction, size_
 from ..model.gguf_layout import GGUF_FORMATS, gguf_format, step_bytes
 from ..model.hardware import Hardware
 from ..model.llm import ModelShape
+from ..outcome import Failed, Skipped
 from .ceilings import CeilingRounds, Ceilings
 from .engines import (
     CALL_BUDGET_S,
     MAX_CHUNK,
     Engine,
-    EngineFailed,
     EngineMeasured,
     EngineOutcome,
-    EngineSkipped,
     pooled_counters,
     prompt,
     time_steps,
@@ -147,7 +146,7 @@ def _outcomes(
     outcomes: dict[tuple[str, int], EngineOutcome] = {}
     for (fmt, batch), got in timings.items():
         if (fmt, batch) in failed:
-            outcomes[(fmt, batch)] = EngineFailed(failed[(fmt, batch)])
+            outcomes[(fmt, batch)] = Failed(failed[(fmt, batch)])
             continue
         notes = "; ".join(sorted({note for _, _, note in got if note}))
         counters = pooled_counters([c for _, c, _ in got])
@@ -170,7 +169,7 @@ def measure_engine_decode(
 ) -> EngineRun:
     """Write (or reuse) the model's GGUF in each format, then time the engine at every batch in ``rounds`` rounds.
 
-    An engine that cannot run here makes every outcome :class:`EngineSkipped` (nothing is measured);
+    An engine that cannot run here makes every outcome :class:`Skipped` (nothing is measured);
     a file that cannot be written (disk, memory, shape) is BadInput before anything runs. ``gemm_n``:
     the fp32 GEMM ceiling's size (default: the suite's, 4096).
     """
@@ -183,7 +182,7 @@ def measure_engine_decode(
         except NotImplementedError as exc:
             why = str(exc)
     if why is not None:
-        skipped = {(f, b): EngineSkipped(why) for f in formats for b in batches}
+        skipped = {(f, b): Skipped(why) for f in formats for b in batches}
         return EngineRun(engine.name, "", shape, context, warmup, steps, rounds, threads, {}, skipped, None, None)
     files = {f: model_file(shape, f, seed) for f in formats}
     resident = tuple(f for f in formats if step_bytes(shape, f) < escape_bytes())

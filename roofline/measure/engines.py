@@ -5,8 +5,8 @@
 here (:meth:`Engine.unavailable`, never raising) and opens a :class:`EngineSession` on a file: a
 context that prefills prompts, decodes one token for every sequence of a batch, rewinds to the
 prompt and reads the engine's own time counters. What an engine measured comes back as a typed
-outcome: :class:`EngineMeasured` with its figures, :class:`EngineSkipped` or :class:`EngineFailed`
-with the reason, never a dict or a field that is "a figure or a reason".
+outcome: :class:`EngineMeasured` with its figures, :class:`~roofline.outcome.Skipped` or
+:class:`~roofline.outcome.Failed` with the reason, never a dict or a field that is "a figure or a reason".
 
 **llama.cpp** (:class:`LlamaCpp`) through llama-cpp-python's low-level API: ``llama_decode`` on a
 batch of one token per sequence (sequences in KV streams of their own, so each reads only its own
@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import BadInput, KernelMismatch, positive_int
+from ..outcome import Failed, Skipped
 from .timing import Timing, pooled
 
 #: A prefill chunk takes about this long at the compute roof (Ctrl-C waits for at most one call).
@@ -61,6 +62,13 @@ class EngineMeasured:
     kv_tokens: float
     counter_note: str = ""
 
+    #: a measured outcome (:mod:`roofline.outcome`): its figures are itself
+    ok = True
+    reason = ""
+
+    def get(self) -> EngineMeasured:
+        return self
+
     @property
     def counter_s(self) -> float | None:
         """The median step by the engine's counters."""
@@ -79,21 +87,8 @@ class EngineMeasured:
         return None if self.counter_s is None else self.batch / self.counter_s
 
 
-@dataclass(frozen=True)
-class EngineSkipped:
-    """Not measured, for a reason that is no fault (the engine or a package is absent, not chosen)."""
-
-    reason: str
-
-
-@dataclass(frozen=True)
-class EngineFailed:
-    """Measured wrong or not at all, for a reason that is a fault (non-finite logits, a failed call)."""
-
-    reason: str
-
-
-EngineOutcome = EngineMeasured | EngineSkipped | EngineFailed
+#: One (format, batch): measured with its figures, or skipped or failed with the reason (:mod:`roofline.outcome`).
+EngineOutcome = EngineMeasured | Skipped | Failed
 
 
 # ---- the contract ------------------------------------------------------------------------------
@@ -373,11 +368,9 @@ def pooled_counters(per_round: list[Timing | None]) -> Timing | None:
 __all__ = [
     "ENGINES",
     "Engine",
-    "EngineFailed",
     "EngineMeasured",
     "EngineOutcome",
     "EngineSession",
-    "EngineSkipped",
     "LlamaCpp",
     "lookup_engine",
     "pooled",

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..model.decode import BOUND_SLACK, DecodeEstimate, size_text
 from ..model.hardware import Hardware
+from ..outcome import Skipped
 from ..units import sig
 
 if TYPE_CHECKING:
@@ -199,8 +200,6 @@ def format_measured(run: ModelDecodeRun, rows: tuple[MeasuredRow, ...], full_lay
 
 def engine_dict(run: EngineRun, rows: tuple[EngineRow, ...]) -> dict[str, object]:
     """The engine's run as JSON: what ran, the roofs and GEMV of its rounds, each row, each outcome not measured."""
-    from ..measure.engines import EngineMeasured
-
     hw, gemv = run.hardware, run.gemv
     return {
         "engine": run.engine,
@@ -219,9 +218,9 @@ def engine_dict(run: EngineRun, rows: tuple[EngineRow, ...]) -> dict[str, object
         "gemv": None if gemv is None else {**gemv.as_dict(), "fraction": run.gemv_fraction},
         "rows": [r.as_dict() for r in rows],
         "not_measured": [
-            {"format": f, "batch": b, "status": type(o).__name__, "reason": o.reason}
+            {"format": f, "batch": b, "status": type(o).__name__.lower(), "reason": o.reason}
             for (f, b), o in run.outcomes.items()
-            if not isinstance(o, EngineMeasured)
+            if not o.ok
         ],
         "warnings": list(run.warnings),
         "bound_slack": BOUND_SLACK,
@@ -235,8 +234,6 @@ def _opt(value: float | None, spec: str) -> str:
 def format_engine(run: EngineRun, rows: tuple[EngineRow, ...], full_layers: int | None = None) -> list[str]:
     """The engine's table: per format and batch the wall clock and the engine's counters, the bound,
     bound ÷ measured, and the prediction with its error."""
-    from ..measure.engines import EngineMeasured
-
     m, hw, gemv = run.shape, run.hardware, run.gemv
     of = f"{m.layers} of {full_layers} layers" if full_layers and full_layers != m.layers else f"{m.layers} layers"
     files = ", ".join(f"{f} {size_text(n)}" for f, n in run.file_bytes.items())
@@ -280,8 +277,8 @@ def format_engine(run: EngineRun, rows: tuple[EngineRow, ...], full_layers: int 
             "their bound is their bytes ÷ bandwidth alone (the fp32 roof above bounds no int8 work)"
         )
     for (f, b), o in run.outcomes.items():
-        if not isinstance(o, EngineMeasured):
-            lines.append(f"{f:<6} {b:>5} {'skipped' if type(o).__name__ == 'EngineSkipped' else 'FAILED'}: {o.reason}")
+        if not o.ok:
+            lines.append(f"{f:<6} {b:>5} {'skipped' if isinstance(o, Skipped) else 'FAILED'}: {o.reason}")
     flagged = [r for r in rows if r.flagged]
     if flagged:
         lines.append(

@@ -34,8 +34,9 @@ from ..measure.step import DecodeMeasurement, StepRounds, measure_step
 from ..measure.timing import settle
 from ..model import guards
 from ..model.dtypes import SUITE, by_numpy
+from ..outcome import Failed, Measured, Outcome, Skipped, attempt, of_cache
 from . import params
-from .run import PASSES, PointResult, RunState, measure_run  # noqa: F401  (measure_run: the decode setup_cache)
+from .run import PASSES, RunState, Timed, measure_run  # noqa: F401  (measure_run: the decode setup_cache)
 
 _said: set[str] = set()
 
@@ -101,10 +102,9 @@ def _warn(lines: Sequence[str]) -> None:
 
 
 def cached(value):
-    """What a setup_cache returned; the reason it returned instead (a string) raises: the benchmark is skipped."""
-    if isinstance(value, str):
-        raise BackendUnavailable(value)
-    return value
+    """What a setup_cache returned: its figures, or what it came to instead raised (a bare reason, a string,
+    or :class:`~roofline.outcome.Skipped`: the benchmark is skipped; :class:`~roofline.outcome.Failed`: it fails)."""
+    return of_cache(value)
 
 
 def require(run: RunState | str) -> RunState:
@@ -140,23 +140,18 @@ class Point:
 
 
 def _point(
-    key: tuple, result: PointResult | None, what: str, fraction_failed: str = "", threads: int | None = None
+    key: tuple, result: Outcome | None, what: str, fraction_failed: str = "", threads: int | None = None
 ) -> Point:
-    if result is None:
-        raise BackendUnavailable(f"{what} was not measured in this run")
-    if result.status == "skipped":
-        raise BackendUnavailable(f"{what}: {result.reason}")
-    if result.status == "failed" or result.measurement is None:
-        raise KernelMismatch(f"{what}: {result.reason}")
-    _warn(result.warnings)
-    m = result.measurement
+    timed: Timed = (result or Skipped("was not measured in this run")).about(what).get()
+    _warn(timed.warnings)
+    m = timed.measurement
     return Point(
         key,
         float(m.seconds),
         tracked(m.gflops),
         tracked(m.gbps),
         int(m.calls_per_sample),
-        None if result.fraction is None else tracked(result.fraction),
+        None if timed.fraction is None else tracked(timed.fraction),
         fraction_failed,
         threads,
     )
@@ -166,7 +161,7 @@ def decode_point(run: RunState | str, regime: str, n: int, batch: int) -> Point:
     """The measured point (regime "dram" or "cache"); skipped when not chosen or not cache-resident."""
     run = require(run)
     label = f"{'cache-resident ' if regime == 'cache' else ''}n={n} batch={batch}"
-    failed = run.ceilings_failed or ("" if run.hardware else "no ceilings were measured in this run")
+    failed = run.ceilings.reason or ("" if run.hardware else "no ceilings were measured in this run")
     return _point((regime, n, batch), run.points.get((regime, n, batch)), label, failed, run.blas_threads)
 
 
@@ -232,33 +227,25 @@ def decode_twin(point: Point) -> _Twin:
 
 def bandwidth_gbps(run: RunState | str, kind: str) -> float:
     """This run's STREAM-style bandwidth of one kernel, GB/s (the roof is ``read``)."""
-    run = require(run)
-    if run.ceilings_failed:
-        raise KernelMismatch(run.ceilings_failed)
-    return tracked(run.bandwidth_gbps[kind])
+    return tracked(require(run).ceilings.get().bandwidth_gbps[kind])
 
 
 def gemm_gflops(run: RunState | str, dtype: str) -> float:
     """This run's compute roof of ``dtype``, GFLOP/s: the fastest GEMM (square, or a decode point's shape)."""
-    run = require(run)
-    if run.ceilings_failed:
-        raise KernelMismatch(run.ceilings_failed)
-    return tracked(run.peak_gflops[dtype])
+    return tracked(require(run).ceilings.get().peak_gflops[dtype])
 
 
 def observed_crossover(run: RunState | str) -> float:
     """The knee of this run's batch sweep 1..1024 over a DRAM pool (n: ROOFLINE_SWEEP_N)."""
-    run = require(run)
-    if run.observed_crossover is None:
-        raise KernelMismatch(run.crossover_failed or "no sweep was measured")
-    return tracked(run.observed_crossover)
+    return tracked(require(run).crossover.get())
 
 
 def predicted_crossover(run: RunState | str) -> float:
     """Crossover batch for float32 weights from this run's ceilings: peak / bandwidth · 4 / 2."""
     run = require(run)
+    run.ceilings.get()
     if run.predicted_crossover is None:
-        raise KernelMismatch(run.ceilings_failed or "no ceilings were measured in this run")
+        raise KernelMismatch("no ceilings were measured in this run")
     return tracked(run.predicted_crossover)
 
 
@@ -314,7 +301,7 @@ GRID_FIELDS = ("gflops", "gbps", "seconds", "single_call_seconds")
 CPU_BACKENDS = ("numpy", "torch-cpu")
 
 
-def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResult]:
+def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, Outcome]:
     """Measure every chosen (backend, dtype, n, batch) of the CPU backend class; the rest keep why not.
 
     Timed in :data:`~roofline.suite.run.PASSES` rounds, numpy's steps then torch's in each (never
@@ -330,7 +317,7 @@ def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResul
     n=2048 b=1 read 1.05 GFLOP/s (8 ms a step: a scheduler slice per GEMV) beside 5.1 for DecodeDRAM.
     """
     chosen = params.chosen(grid)
-    out: dict[tuple, PointResult] = {}
+    out: dict[tuple, Outcome] = {}
     keys: dict[str, list[tuple]] = {backend: [] for backend in CPU_BACKENDS}
     for backend in CPU_BACKENDS:
         for dtype in ("fp32", "bf16"):
@@ -338,7 +325,7 @@ def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResul
                 for batch in grid.get("ROOFLINE_BACKEND_BATCH", ()):
                     key = (backend, dtype, n, batch)
                     if n not in chosen["ROOFLINE_BACKEND_N"] or batch not in chosen["ROOFLINE_BACKEND_BATCH"]:
-                        out[key] = PointResult("skipped", "not chosen this run (ROOFLINE_BACKEND_N, _BATCH)")
+                        out[key] = Skipped("not chosen this run (ROOFLINE_BACKEND_N, _BATCH)")
                     else:
                         keys[backend].append(key)
     for backend in CPU_BACKENDS:  # torch loaded first: the watch limits the thread pools loaded when it starts
@@ -361,11 +348,11 @@ def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, PointResul
                 notes.append(f"{m.backend} ran on {m.threads} torch thread(s)")
             if reasons:
                 notes.append(f"the backend class was measured under contention: {'; '.join(reasons)}")
-            out[key] = PointResult("ok", measurement=m, warnings=tuple(notes), threads=threads)
+            out[key] = Measured(Timed(m, warnings=tuple(notes), threads=threads))
     return out
 
 
-def _backend_rounds(keys: dict[str, list[tuple]], out: dict[tuple, PointResult]) -> dict[str, StepRounds]:
+def _backend_rounds(keys: dict[str, list[tuple]], out: dict[tuple, Outcome]) -> dict[str, StepRounds]:
     """:func:`backend_grid`'s rounds: ``keys[backend]`` keeps the steps that built in every round (``out`` why
     the others did not)."""
     rounds: dict[str, StepRounds] = {}
@@ -373,12 +360,11 @@ def _backend_rounds(keys: dict[str, list[tuple]], out: dict[tuple, PointResult])
         for backend in CPU_BACKENDS:
             steps = {}
             for key in keys[backend]:
-                try:
-                    steps[key] = build_step(*key)
-                except BackendUnavailable as exc:
-                    out[key] = PointResult("skipped", str(exc))
-                except KernelMismatch as exc:
-                    out[key] = PointResult("failed", str(exc))
+                built = attempt(lambda key=key: build_step(*key))
+                if built.ok:
+                    steps[key] = built.value
+                else:
+                    out[key] = built
             if not steps:
                 keys[backend] = []
                 continue
@@ -394,12 +380,12 @@ def _backend_rounds(keys: dict[str, list[tuple]], out: dict[tuple, PointResult])
     return rounds
 
 
-def backend_point(grid: Mapping[tuple, PointResult] | str, backend: str, dtype: str, n: int, batch: int) -> Point:
+def backend_point(grid: Mapping[tuple, Outcome] | str, backend: str, dtype: str, n: int, batch: int) -> Point:
     """The measured combination; skipped when absent here or not chosen."""
-    grid = cached(grid)
     key = (backend, dtype, n, batch)
-    result = grid.get(key)
-    return _point(key, result, f"{backend} {dtype} n={n} batch={batch}", threads=getattr(result, "threads", None))
+    result = cached(grid).get(key)
+    threads = result.value.threads if result is not None and result.ok else None
+    return _point(key, result, f"{backend} {dtype} n={n} batch={batch}", threads=threads)
 
 
 def backend_twin(point: Point) -> _Twin:
@@ -416,28 +402,26 @@ def cuda_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, dict[str, obj
 
 def gpu_grid(
     dtypes: Sequence[str], sizes: Sequence[int], batches: Sequence[int], backend: str = "torch-cuda"
-) -> dict[tuple, dict[str, object]]:
-    """Measure every (dtype, n, batch) on ``backend``; absent or failing ones keep their reason.
-
-    Each entry is {"status": "ok", <GRID_FIELDS>...}, {"status": "skipped", "reason": ...} or
-    {"status": "failed", "reason": ...} (a KernelMismatch: no figure).
-    """
-    grid: dict[tuple, dict[str, object]] = {}
+) -> dict[tuple, Outcome]:
+    """Measure every (dtype, n, batch) on ``backend``: {key: Measured({<GRID_FIELDS>..., "timer"})}, or
+    skipped (absent here) or failed (a KernelMismatch: no figure) with the reason."""
+    grid: dict[tuple, Outcome] = {}
     for dtype in dtypes:
         for n in sizes:
             for batch in batches:
-                key = (backend, dtype, n, batch)
                 try:
-                    available(backend, dtype)
-                    m = _measure(build_step(backend, dtype, n, batch))
-                    grid[key] = {"status": "ok", **{f: float(getattr(m, f)) for f in GRID_FIELDS}, "timer": m.timer}
-                except BackendUnavailable as exc:
-                    grid[key] = {"status": "skipped", "reason": str(exc)}
-                except KernelMismatch as exc:
-                    grid[key] = {"status": "failed", "reason": str(exc)}
+                    grid[(backend, dtype, n, batch)] = attempt(
+                        lambda d=dtype, n=n, b=batch: _gpu_entry(backend, d, n, b)
+                    )
                 finally:
                     release_cuda()
     return grid
+
+
+def _gpu_entry(backend: str, dtype: str, n: int, batch: int) -> dict[str, object]:
+    available(backend, dtype)
+    m = _measure(build_step(backend, dtype, n, batch))
+    return {**{f: float(getattr(m, f)) for f in GRID_FIELDS}, "timer": m.timer}
 
 
 def _measure(step) -> DecodeMeasurement:
@@ -456,15 +440,9 @@ def grid_entry(grid: dict, backend: str, dtype: str, n: int, batch: int) -> dict
     return checked_entry(grid.get((backend, dtype, n, batch)), f"{backend} {dtype} n={n} batch={batch}")
 
 
-def checked_entry(entry: dict[str, object] | None, what: str) -> dict[str, object]:
+def checked_entry(entry: Outcome | None, what: str) -> dict[str, object]:
     """An entry of a setup_cache grid, or what made it absent (BackendUnavailable) or wrong (KernelMismatch)."""
-    if entry is None:
-        raise BackendUnavailable(f"{what} was not measured in setup_cache")
-    if entry["status"] == "skipped":
-        raise BackendUnavailable(str(entry["reason"]))
-    if entry["status"] == "failed":
-        raise KernelMismatch(str(entry["reason"]))
-    return entry
+    return (entry or Skipped(f"{what} was not measured in setup_cache")).get()
 
 
 def grid_value(entry: dict[str, object], field: str, scale: float = 1.0) -> float:
@@ -488,14 +466,10 @@ def overhead_us(backend: str, dtype: str, which: str) -> float:
 def level_entry(run: RunState | str, level: str) -> tuple[float, int]:
     """A level's (GB/s, aggregate bytes) from this run's level sweep; BackendUnavailable (asv: skipped)
     where the sweep cannot run here or the machine lacks the level, KernelMismatch where it failed."""
-    run = require(run)
-    if run.levels_skipped:
-        raise BackendUnavailable(run.levels_skipped)
-    if run.levels_failed:
-        raise KernelMismatch(run.levels_failed)
-    if level not in run.level_roofs:
-        raise BackendUnavailable(f"this machine has no {level} (its levels: {', '.join(run.level_roofs)})")
-    gbps, size = run.level_roofs[level]
+    roofs = require(run).levels.get()
+    if level not in roofs:
+        raise BackendUnavailable(f"this machine has no {level} (its levels: {', '.join(roofs)})")
+    gbps, size = roofs[level]
     return tracked(gbps), size
 
 
@@ -504,12 +478,12 @@ def referee(run: RunState | str, roof: str) -> float:
     of its FMA peak), timed after each round of the part that measures that roof; BackendUnavailable (asv: skipped)
     with the reason where it did not run or the machine lacks the level."""
     run = require(run)
-    if not run.referees:
-        why = run.referee_skipped or run.referee_failed or "no referee in this run (a state from before it)"
-        raise BackendUnavailable(why)
-    if roof not in run.referees:
-        raise BackendUnavailable(f"no referee for {roof} in this run (its roofs: {', '.join(run.referees)})")
-    return tracked(run.referees[roof])
+    if not run.referees.ok:  # failed too: the referee is not the suite's figure
+        raise BackendUnavailable(run.referees.reason)
+    figures = run.referees.value
+    if roof not in figures:
+        raise BackendUnavailable(f"no referee for {roof} in this run (its roofs: {', '.join(figures)})")
+    return tracked(figures[roof])
 
 
 def peak_referee(run: RunState | str, dtype: str) -> float:
@@ -520,13 +494,8 @@ def peak_referee(run: RunState | str, dtype: str) -> float:
 def compute_peak(run: RunState | str, dtype: str) -> float:
     """One torch dtype's compute roof of this run (GFLOP/s, GOP/s for int8), or BackendUnavailable (asv:
     skipped) with the reason; fp32 and fp64 are :func:`gemm_gflops`'s."""
-    run = require(run)
-    if run.compute_failed:
-        raise KernelMismatch(run.compute_failed)
-    value = run.compute_peaks.get(dtype, f"no compute roof for {dtype} in this run")
-    if isinstance(value, str):
-        raise BackendUnavailable(value)
-    return tracked(value)
+    peaks = require(run).compute.get()
+    return tracked(peaks.get(dtype, Skipped(f"no compute roof for {dtype} in this run")).get())
 
 
 # ---- a real model decoded here (benchmarks/models.py) ----------------------------------------------
@@ -545,10 +514,9 @@ def model_entry(grid: dict | str, batch: int) -> dict[str, object]:
     return checked_entry(cached(grid).get(batch), f"batch {batch}")
 
 
-def _not_chosen(batches: Sequence[int], chosen: Sequence[int], variable: str) -> dict[int, dict[str, object]]:
+def _not_chosen(batches: Sequence[int], chosen: Sequence[int], variable: str) -> dict[int, Outcome]:
     """The skipped entries of the batches ``variable`` did not choose this run."""
-    why = f"not chosen this run ({variable})"
-    return {b: {"status": "skipped", "reason": why} for b in batches if b not in chosen}
+    return {b: Skipped(f"not chosen this run ({variable})") for b in batches if b not in chosen}
 
 
 def model_decode_grid(
@@ -559,10 +527,10 @@ def model_decode_grid(
     steps: int = 3,
     budget_s: float = MODEL_STEP_BUDGET_S,
     hardware=None,
-) -> dict[int, dict[str, object]]:
+) -> dict[int, Outcome]:
     """Decode ``shape`` (default: ``params.model_decode()``) at each batch; entries as :func:`gpu_grid`'s.
 
-    An ok entry holds, for both paths, tokens/s and bound ÷ measured, and the bound's tokens/s.
+    A measured entry holds, for both paths, tokens/s and bound ÷ measured, and the bound's tokens/s.
     ``hardware`` (default: measured here) is the bound's.
     """
     from ..measure.llm_build import import_transformers
@@ -579,7 +547,7 @@ def model_decode_grid(
         # the roof of a GEMM no wider than the model's own matrices
         hw = hardware or local_hardware(dtype, gemm_n=min(1024, shape.hidden))
     except BackendUnavailable as exc:
-        return {**grid, **{b: {"status": "skipped", "reason": str(exc)} for b in batches}}
+        return {**grid, **{b: Skipped(str(exc)) for b in batches}}
     setup = DecodeSetup(shape, hw, dtype=dtype, kv_dtype=dtype, context=context + steps)
     # the prefill's arithmetic is about a step of `context` sequences; it runs once per batch and path
     prefill = step(setup, context).step_s
@@ -589,7 +557,7 @@ def model_decode_grid(
         bound = step(setup, b).step_s
         if bound > budget_s or prefill > PREFILL_BUDGETS * budget_s:
             why = f"a step's bound is {bound:.3g} s, a prefill's {prefill:.3g} s"
-            grid[b] = {"status": "skipped", "reason": f"{shape.name} batch {b}: {why} ({roof}), over the budget"}
+            grid[b] = Skipped(f"{shape.name} batch {b}: {why} ({roof}), over the budget")
         else:
             runnable.append(b)
     if not runnable:
@@ -597,14 +565,15 @@ def model_decode_grid(
     try:
         run = measure_model_decode(shape, runnable, dtype, context, warmup=1, steps=steps)
     except KernelMismatch as exc:
-        return {**grid, **{b: {"status": "failed", "reason": str(exc)} for b in runnable}}
+        return {**grid, **{b: Failed(str(exc)) for b in runnable}}
+    entries: dict[int, dict[str, object]] = {}
     for row in hold_against_bound(run, hw):
-        entry = grid.setdefault(row.batch, {"status": "ok", "bound_tokens_per_s": row.bound.tokens_per_s})
+        entry = entries.setdefault(row.batch, {"bound_tokens_per_s": row.bound.tokens_per_s})
         entry[f"{row.path}_tokens_per_s"] = row.batch / row.step_s
         entry[f"{row.path}_fraction"] = row.fraction
         if row.flagged:
             _warn([f"{shape.name} batch {row.batch} {row.path} beat its bound ({row.fraction:.3g}): a bug"])
-    return grid
+    return {**grid, **{b: Measured(entry) for b, entry in entries.items()}}
 
 
 # ---- an engine decoding a real model file here (benchmarks/engines.py) -------------------------------
@@ -612,13 +581,13 @@ def model_decode_grid(
 
 def engine_decode_grid(
     engine: str, formats: Sequence[str], batches: Sequence[int], shape=None
-) -> dict[tuple[str, int], dict[str, object]]:
+) -> dict[tuple[str, int], Outcome]:
     """Decode ``shape`` (default: ``params.engine_model()``) with ``engine`` in each format at each batch;
-    entries as :func:`gpu_grid`'s, an ok one with tokens/s (wall clock and the engine's counters), the
+    entries as :func:`gpu_grid`'s, a measured one with tokens/s (wall clock and the engine's counters), the
     bound's, bound ÷ measured and the prediction (bound × the suite's batch-1 GEMV fraction)."""
     from ..errors import BadInput
     from ..measure.engine_decode import hold_engine, measure_engine_decode
-    from ..measure.engines import EngineFailed, EngineSkipped, lookup_engine
+    from ..measure.engines import lookup_engine
 
     skipped = _not_chosen(batches, params.engine_batches(), "ROOFLINE_ENGINE_BATCH")
     unchosen = {(f, b): entry for f in formats for b, entry in skipped.items()}
@@ -630,17 +599,13 @@ def engine_decode_grid(
         shape = shape or params.engine_model()
         run = measure_engine_decode(lookup_engine(engine), shape, list(formats), list(batches), gemm_n=params.gemm_n())
     except BadInput as exc:  # the model cannot be written or run here (disk, memory, shape)
-        return {**unchosen, **{k: {"status": "skipped", "reason": str(exc)} for k in keys}}
+        return {**unchosen, **{k: Skipped(str(exc)) for k in keys}}
     _warn(run.warnings)
-    grid: dict[tuple[str, int], dict[str, object]] = dict(unchosen)
-    for key, outcome in run.outcomes.items():
-        if isinstance(outcome, EngineSkipped):
-            grid[key] = {"status": "skipped", "reason": outcome.reason}
-        elif isinstance(outcome, EngineFailed):
-            grid[key] = {"status": "failed", "reason": outcome.reason}
+    grid: dict[tuple[str, int], Outcome] = dict(unchosen)
+    grid.update({key: outcome for key, outcome in run.outcomes.items() if not outcome.ok})
     for row in hold_engine(run):
         entry = {k: v for k, v in row.as_dict().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        grid[(row.format, row.batch)] = {"status": "ok", **entry}
+        grid[(row.format, row.batch)] = Measured(entry)
         what = f"{engine} {row.format} batch {row.batch}"
         if row.flagged and row.format in run.resident:
             _warn([f"{what} beat its DRAM bound ({row.fraction:.3g}): its file is cache-sized here"])

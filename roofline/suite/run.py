@@ -17,8 +17,9 @@ GB/s, time per call and roofline fraction come from the same timing, and every d
 (fraction, ridge, predicted crossover) from the same ceilings: the figures the ceiling benchmarks
 record.
 
-A point or a part that cannot be measured keeps its reason (skipped: not chosen, not cache-resident;
-failed: a kernel that computes wrong values) instead of failing the whole run. Nothing here prints:
+Every part keeps one contract (:class:`Part`) and comes to one :data:`~roofline.outcome.Outcome`: measured
+with its figures, or skipped (not chosen, not cache-resident, switched off) or failed (a kernel that
+computes wrong values) with the reason, instead of failing the whole run. Nothing here prints:
 the warnings travel with the state and :mod:`roofline.suite.harness` prints them to asv's stderr.
 """
 
@@ -54,6 +55,7 @@ from ..model.arithmetic import crossover_batch, gemm_intensity, roofline_fractio
 from ..model.contention import Conditions, blas_threads_for, flat_timing
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import Hardware
+from ..outcome import Failed, Measured, Outcome, Skipped, attempt
 from . import params
 
 #: The variable choosing each decode regime's n (the batches: ROOFLINE_BATCH).
@@ -69,35 +71,48 @@ PASSES = 3
 
 
 @dataclass(frozen=True)
-class PointResult:
-    """One decode combination of the grid: measured ("ok"), "skipped" or "failed", with the reason.
+class Timed:
+    """A decode combination measured: its one timing, its fraction of the run's roof, its warnings.
 
     ``threads``: the BLAS and OpenMP threads it was timed on where a grid measured under its own watch
     chose fewer than the cores (the backend class's); None: as the run's.
     """
 
-    status: str
-    reason: str = ""
-    measurement: DecodeMeasurement | None = None
+    measurement: DecodeMeasurement
     fraction: float | None = None
     warnings: tuple[str, ...] = ()
     threads: int | None = None
+
+
+#: A combination of the grid: :class:`Timed` as :class:`~roofline.outcome.Measured`, or skipped or failed with why.
+PointOutcome = Outcome
+
+
+@dataclass(frozen=True)
+class RunRoofs:
+    """The figures the ceiling benchmarks record, and the only ones every derived figure divides by:
+    GB/s per STREAM kernel, GFLOP/s per numpy dtype."""
+
+    bandwidth_gbps: Mapping[str, float]
+    peak_gflops: Mapping[str, float]
+
+
+#: What a state pickled before a part existed says of it.
+BEFORE = Skipped("not in this run (a state from before it)")
 
 
 @dataclass(frozen=True)
 class RunState:
     """What one run measured; plain data, pickled by asv into each benchmark's process.
 
-    ``bandwidth_gbps`` and ``peak_gflops`` are the figures the ceiling benchmarks record, and the only
-    ones the derived figures use. ``chosen``: the variables' choices (the sizes this run used);
-    ``level_roofs``: {level: (GB/s, aggregate bytes)}, the read-only roof of each memory level;
-    ``levels_skipped`` says why there are none where the sweep cannot run here (no numba).
-    ``compute_peaks``: {torch dtype: GFLOP/s (GOP/s for int8), or why it was not measured here}.
-    ``referees``: likwid-bench's figures timed beside each round of the roofs they referee: GB/s of its
-    load kernel inside each memory level (L1 … DRAM), GFLOP/s of its FMA peak ("fp32", "fp64");
-    ``referee_skipped`` says why there are none where likwid-bench cannot run here.
-    ``blas_threads``: the threads the BLAS ran on (the ``time_`` twins use as many); ``gemm_n``: the size
-    of the suite dtype's GEMM ceiling (ROOFLINE_GEMM_N or its default; None in a state from before).
+    Each part is an :data:`~roofline.outcome.Outcome`: measured with its figures, or skipped or failed
+    with the reason. ``ceilings``: :class:`RunRoofs`; ``points``: {(regime, n, batch): :data:`PointOutcome`};
+    ``crossover``: the sweep's knee (a batch); ``levels``: {level: (GB/s, aggregate bytes)}, each memory
+    level's read-only roof; ``compute``: {torch dtype: the outcome of its GEMM roof, GFLOP/s (GOP/s for
+    int8)}; ``referees``: likwid-bench's figures timed beside each round of the roofs they referee (GB/s
+    of its load kernel inside each memory level, GFLOP/s of its FMA peaks "fp32", "fp64").
+    ``chosen``: the variables' choices (the sizes this run used); ``blas_threads``: the threads the BLAS
+    ran on (the ``time_`` twins use as many); ``gemm_n``: the size of the suite dtype's GEMM ceiling.
     """
 
     chosen: Mapping[str, tuple]
@@ -105,23 +120,23 @@ class RunState:
     llc_source: str
     sweep_n: int
     conditions: Conditions
-    bandwidth_gbps: Mapping[str, float] = field(default_factory=dict)
-    peak_gflops: Mapping[str, float] = field(default_factory=dict)
-    ceilings_failed: str = ""
-    points: Mapping[tuple[str, int, int], PointResult] = field(default_factory=dict)
-    observed_crossover: float | None = None
-    crossover_failed: str = ""
-    level_roofs: Mapping[str, tuple[float, int]] = field(default_factory=dict)
-    levels_failed: str = ""
-    levels_skipped: str = ""
-    compute_peaks: Mapping[str, float | str] = field(default_factory=dict)
-    compute_failed: str = ""
-    referees: Mapping[str, float] = field(default_factory=dict)
-    referee_failed: str = ""
-    referee_skipped: str = ""
+    ceilings: Outcome = Failed("no ceilings were measured in this run")
+    points: Mapping[tuple[str, int, int], Outcome] = field(default_factory=dict)
+    crossover: Outcome = Failed("no sweep was measured")
+    levels: Outcome = BEFORE
+    compute: Outcome = BEFORE
+    referees: Outcome = BEFORE
     warnings: tuple[str, ...] = ()
     blas_threads: int | None = None
     gemm_n: int | None = None
+
+    @property
+    def bandwidth_gbps(self) -> Mapping[str, float]:
+        return self.ceilings.value.bandwidth_gbps if self.ceilings.ok else {}
+
+    @property
+    def peak_gflops(self) -> Mapping[str, float]:
+        return self.ceilings.value.peak_gflops if self.ceilings.ok else {}
 
     @property
     def hardware(self) -> Hardware | None:
@@ -146,22 +161,31 @@ def roofs(bandwidth_gbps: Mapping[str, float], peak_gflops: Mapping[str, float])
     return Hardware(platform.node() or "this machine", peaks, roof * 1e9, source="measured in this run")
 
 
-class _Part:
-    """One part of the run timed in rounds (``make()`` builds its ``timer``, whose ``time`` is one round); a part
-    that cannot be built or timed (a kernel that computes wrong values, sizes that cannot run, a
-    broken clock) keeps its reason and times no later round. An ``optional`` part whose backend is
-    absent here (BackendUnavailable while it is built) keeps why in ``skipped`` instead."""
+class Part:
+    """One part of the run, and the contract every part keeps (one per part, as threadpoolctl's
+    ``LibController`` is one per library): ``make()`` builds its ``timer`` once; :meth:`turn` times one
+    round; :meth:`outcome` pools every round into its figures (:meth:`figures`): measured, or skipped or
+    failed with the reason, and lets its operands go; :meth:`close` ends what it holds where the run
+    stopped on the way. A part that cannot be built or timed (a kernel that computes wrong values,
+    sizes that cannot run, a broken clock) keeps why and times no later round; an ``optional`` part
+    whose backend is absent here (BackendUnavailable while it is built) keeps why as skipped. What it
+    has to say beside its figures goes to :attr:`warnings`.
+    """
+
+    #: The RunState field its outcome fills.
+    name = ""
 
     def __init__(self, make: Callable[[], object], optional: bool = False):
-        self.failed = self.skipped = ""
+        self.warnings: list[str] = []
+        self.stopped: Outcome | None = None
         try:
             self.timer = make()
         except (KernelMismatch, BadInput) as exc:
-            self.timer, self.failed = None, str(exc)
+            self.timer, self.stopped = None, Failed(str(exc))
         except BackendUnavailable as exc:
             if not optional:
                 raise
-            self.timer, self.skipped = None, str(exc)
+            self.timer, self.stopped = None, Skipped(str(exc))
 
     def _time(self, *args) -> None:
         if self.timer is None:
@@ -169,41 +193,86 @@ class _Part:
         try:
             self.timer.time(*args)
         except (KernelMismatch, BadInput) as exc:
-            self.timer, self.failed = None, str(exc)
+            self.stop(Failed(str(exc)))
+
+    def stop(self, why: Outcome) -> None:
+        """No later round: ``why`` is its outcome; what it holds ends now."""
+        self.close()
+        self.timer, self.stopped = None, why
+
+    def turn(self) -> None:
+        """One round."""
+        raise NotImplementedError
+
+    def figures(self, timer):
+        """Every round pooled into the part's figures (KernelMismatch or BadInput: it failed)."""
+        raise NotImplementedError
+
+    def outcome(self) -> Outcome:
+        timer = self.timer
+        if timer is None:
+            return self.stopped or Failed("never measured")
+        try:
+            return attempt(lambda: self.figures(timer))
+        finally:
+            self.close()
+            self.timer = None  # the operands go
+
+    def close(self) -> None:
+        """End what the part holds (threads) where :meth:`outcome` has not."""
 
 
-class _Ceilings(_Part):
-    """The run's ceilings in rounds (:class:`~roofline.measure.ceilings.CeilingRounds`)."""
+class _Points(Part):
+    """The chosen decode points in rounds (:class:`~roofline.measure.step.StepRounds`), DRAM and cache-resident
+    interleaved: {key: its measurement}."""
+
+    name = "points"
+
+    def __init__(self, steps: Mapping[tuple, object]):
+        self.keys = list(steps)
+        super().__init__(lambda: StepRounds(list(steps.values())))
+
+    def turn(self) -> None:
+        self._time()
+
+    def figures(self, timer) -> dict:
+        return dict(zip(self.keys, timer.measurements(), strict=True)) if self.keys else {}
+
+
+class _Ceilings(Part):
+    """The run's ceilings in rounds (:class:`~roofline.measure.ceilings.CeilingRounds`): :class:`RunRoofs`."""
+
+    name = "ceilings"
 
     def __init__(self, gemm_n: int | None, shapes: Sequence[tuple[int, int]] = ()):
         super().__init__(lambda: CeilingRounds(gemm_n=gemm_n, shapes=shapes))
 
-    def time(self) -> None:
+    def turn(self) -> None:
         self._time(BANDWIDTH_RUNS // PASSES, GEMM_RUNS // PASSES, STREAM_ROUND_S)
 
-    def record(self, state: dict) -> None:
+    def figures(self, timer) -> RunRoofs:
         """The figures the ceiling benchmarks record, and every derived figure divides by."""
-        if self.timer is None:
-            state["ceilings_failed"] = self.failed
-            return
-        c = self.timer.ceilings()
+        c = timer.ceilings()
         hw = c.hardware
         # the roof is the figure hardware_from() makes of the roof kernel; the other kernels alike
         pick = "best" if hw.bandwidth == c.bandwidth[CEILING_KERNEL].best else "median"
-        state["bandwidth_gbps"] = {k: getattr(bw, pick) / 1e9 for k, bw in c.bandwidth.items()}
-        state["peak_gflops"] = {d: hw.peak_flops[by_numpy(d).name] / 1e9 for d in c.peaks}
-        state["warnings"] += [
-            w for k, bw in c.bandwidth.items() for w in guards.noisy_passes(bw.spread, f"{k} bandwidth")
-        ]
+        self.warnings += [w for k, bw in c.bandwidth.items() for w in guards.noisy_passes(bw.spread, f"{k} bandwidth")]
+        return RunRoofs(
+            {k: getattr(bw, pick) / 1e9 for k, bw in c.bandwidth.items()},
+            {d: hw.peak_flops[by_numpy(d).name] / 1e9 for d in c.peaks},
+        )
 
 
-class _Referee(_Part):
+class _Referee(Part):
     """likwid-bench's figures for the run's roofs (:class:`~roofline.measure.likwid.RefereeRounds`): its
     load kernel at a working set inside each memory level (:func:`~roofline.measure.likwid.referee_sizes`;
     DRAM's ≥ 4× the LLC) and its FMA peaks. Each roof is timed right beside the parts of the run that
-    measure it (:meth:`turn`), so that both see the same seconds of a shared machine: a roof that
+    measure it (:meth:`turn_of`), so that both see the same seconds of a shared machine: a roof that
     moves with the machine can be told from one that moves alone. Where likwid-bench cannot run here
-    it keeps why (skipped)."""
+    it keeps why (skipped); one that stops in a later round fails, with a warning (the referee is not
+    the suite's figure: the run goes on)."""
+
+    name = "referees"
 
     def __init__(self):
         #: the roofs by where they bound the run's figures: DRAM, the FMA peaks, the cache levels
@@ -211,119 +280,96 @@ class _Referee(_Part):
         self.peaks: tuple[str, ...] = ()
         self.caches: tuple[str, ...] = ()
         if not params.referee():
-            self.timer, self.failed, self.skipped = None, "", "the referees are off (ROOFLINE_REFEREE=off)"
+            self.warnings, self.timer = [], None
+            self.stopped = Skipped("the referees are off (ROOFLINE_REFEREE=off)")
             return
         sizes = referee_sizes(capacities(cache_topology()))
         self.dram, self.peaks = (REFEREE_OUTER,), REFEREE_PEAKS
         self.caches = tuple(level for level in sizes if level != REFEREE_OUTER)
         super().__init__(lambda: RefereeRounds(sizes, REFEREE_PEAKS, cpu_count()), optional=True)
 
-    def time(self, roofs: tuple[str, ...] | None = None) -> None:
+    def turn(self, roofs: tuple[str, ...] | None = None) -> None:
         """One likwid-bench run of each of ``roofs`` (None: every roof)."""
         try:
             self._time(roofs)
         except BackendUnavailable as exc:  # it ran before, in this run: a later round that cannot is a failure
-            self.timer, self.failed = None, str(exc)
+            self.warnings.append(f"the roofs' referee stopped: {exc}")
+            self.stop(Failed(str(exc)))
 
-    def turn(self, roofs: tuple[str, ...]) -> Callable[[], None]:
+    def turn_of(self, roofs: tuple[str, ...]) -> Callable[[], None]:
         """A turn of the run that times ``roofs`` (one of :attr:`dram`, :attr:`peaks`, :attr:`caches`)."""
-        return lambda: self.time(roofs)
+        return lambda: self.turn(roofs)
 
-    def record(self, state: dict) -> None:
-        if self.timer is None:
-            state["referee_failed"], state["referee_skipped"] = self.failed, self.skipped
-            if self.failed:
-                state["warnings"].append(f"the roofs' referee stopped: {self.failed}")
-            return
-        rounds, self.timer = self.timer, None
-        state["referees"] = rounds.medians()
+    def figures(self, timer) -> dict[str, float]:
+        return timer.medians()
 
 
-class _Compute(_Part):
+class _Compute(Part):
     """The torch dtypes' compute roofs in rounds (:class:`~roofline.measure.compute.ComputeRounds`), at
-    the run's GEMM size (ROOFLINE_GEMM_N, else the torch default); a dtype that cannot run here keeps why."""
+    the run's GEMM size (ROOFLINE_GEMM_N, else the torch default): {dtype: its roof's outcome}, a dtype
+    that cannot run here skipped with why."""
+
+    name = "compute"
 
     def __init__(self, gemm_n: int | None):
         super().__init__(lambda: ComputeRounds(n=gemm_n))
 
-    def time(self) -> None:
+    def turn(self) -> None:
         self._time(COMPUTE_ROUND_S)
 
-    def record(self, state: dict) -> None:
-        if self.timer is None:
-            state["compute_failed"] = self.failed
-            return
-        rounds, self.timer = self.timer, None  # the operands go
-        state["compute_peaks"] = {**rounds.skipped, **{r.dtype: float(r.gflops) for r in rounds.roofs()}}
+    def figures(self, timer) -> dict[str, Outcome]:
+        skipped = {d: Skipped(why) for d, why in timer.skipped.items()}
+        return {**skipped, **{r.dtype: Measured(float(r.gflops)) for r in timer.roofs()}}
 
 
-class _Sweep(_Part):
+class _Sweep(Part):
     """The crossover sweep in rounds (:class:`~roofline.measure.sweep.SweepRounds`), a batch's samples
     split among them as the ceilings' passes are (so the large batches, a call of which lasts longest,
-    cost what they did at one moment); a sweep that cannot be fitted keeps its reason too."""
+    cost what they did at one moment): the observed crossover (the knee of every round's samples)."""
+
+    name = "crossover"
 
     def __init__(self, n: int):
         super().__init__(
             lambda: SweepRounds(n, SWEEP_BATCHES, repeats=-(-SWEEP_REPEATS // PASSES), min_total_s=MIN_TOTAL_S / PASSES)
         )
 
-    def time(self) -> None:
+    def turn(self) -> None:
         self._time()
 
-    def record(self, state: dict) -> None:
-        """The observed crossover (the knee of every round's samples) and the sweep's warnings."""
-        rounds, self.timer, s = self.timer, None, None  # the steps' pools go
-        try:
-            s = rounds.result() if rounds is not None else None
-        except (KernelMismatch, BadInput) as exc:
-            self.failed = str(exc)
-        if s is None:
-            state["crossover_failed"] = self.failed
-            return
-        state["observed_crossover"] = float(s.knee.batch)
-        state["warnings"] += [w for m in s.points for w in guards.noisy(m.spread, f"sweep n={m.n} batch={m.batch}")]
+    def figures(self, timer) -> float:
+        s = timer.result()
+        self.warnings += [w for m in s.points for w in guards.noisy(m.spread, f"sweep n={m.n} batch={m.batch}")]
         if not s.knee.within_sweep:
-            state["warnings"].append(
+            self.warnings.append(
                 f"the knee ({s.knee.batch:.0f}) lies outside the sweep 1..{SWEEP_BATCHES[-1]}: extrapolated"
             )
+        return float(s.knee.batch)
 
 
-class _Levels(_Part):
+class _Levels(Part):
     """The working-set sweep of the memory levels in rounds (:class:`~roofline.measure.levels.LevelRounds`),
-    its rounds split among the run's as the ceilings' passes are; without numba, or switched off
-    (``ROOFLINE_LEVELS=off``), it keeps why (skipped)."""
+    its rounds split among the run's as the ceilings' passes are: {level: (GB/s, aggregate bytes)}; without
+    numba, or switched off (``ROOFLINE_LEVELS=off``), it keeps why (skipped). Its threads end with it."""
+
+    name = "levels"
 
     def __init__(self):
         if not params.levels():
-            self.timer, self.failed, self.skipped = None, "", "the level sweep is off (ROOFLINE_LEVELS=off)"
+            self.warnings, self.timer = [], None
+            self.stopped = Skipped("the level sweep is off (ROOFLINE_LEVELS=off)")
             return
         super().__init__(lambda: LevelRounds(kernel_names=(ROOF_KERNEL,)), optional=True)
 
-    def time(self) -> None:
-        rounds = self.timer
+    def turn(self) -> None:
         self._time(-(-LEVEL_ROUNDS // PASSES))
-        if self.timer is None and rounds is not None:  # a failed round: its threads end now
-            rounds.close()
+
+    def figures(self, timer) -> dict[str, tuple[float, int]]:
+        return {r.level: (float(r.gbps), int(r.bytes or 0)) for r in timer.result().roofs}
 
     def close(self) -> None:
-        """End the sweep's threads where :meth:`record` has not (a run that stopped on the way)."""
         if self.timer is not None:
             self.timer.close()
-
-    def record(self, state: dict) -> None:
-        """Each level's roof and size from every round's samples; the sweep's threads end."""
-        rounds, self.timer, s = self.timer, None, None
-        try:
-            s = rounds.result() if rounds is not None else None
-        except BadInput as exc:
-            self.failed = str(exc)
-        finally:
-            if rounds is not None:
-                rounds.close()
-        if s is None:
-            state["levels_failed"], state["levels_skipped"] = self.failed, self.skipped
-            return
-        state["level_roofs"] = {r.level: (float(r.gbps), int(r.bytes or 0)) for r in s.roofs}
 
 
 def roof_shapes(chosen: Mapping[str, tuple]) -> list[tuple[int, int]]:
@@ -332,32 +378,29 @@ def roof_shapes(chosen: Mapping[str, tuple]) -> list[tuple[int, int]]:
 
 
 def _steps(chosen: Mapping[str, tuple], grid: Mapping[str, Sequence[int]]) -> tuple[dict, dict]:
-    """Build every chosen step; the rest of the grid keeps why not: ({key: step}, {key: PointResult})."""
-    points: dict[tuple[str, int, int], PointResult] = {}
+    """Build every chosen step; the rest of the grid keeps why not: ({key: step}, {key: Skipped or Failed})."""
+    points: dict[tuple[str, int, int], Outcome] = {}
     steps = {}
     for regime, var in REGIME_N.items():
         for n in grid.get(var, ()):
             for b in grid.get("ROOFLINE_BATCH", ()):
                 key = (regime, n, b)
                 if n not in chosen.get(var, ()) or b not in chosen.get("ROOFLINE_BATCH", ()):
-                    points[key] = PointResult("skipped", f"not chosen this run ({var}, ROOFLINE_BATCH)")
+                    points[key] = Skipped(f"not chosen this run ({var}, ROOFLINE_BATCH)")
                     continue
-                try:
-                    steps[key] = decode_step(n, b, SUITE.numpy, regime)
-                except BackendUnavailable as exc:
-                    points[key] = PointResult("skipped", str(exc))
-                except KernelMismatch as exc:
-                    points[key] = PointResult("failed", str(exc))
+                built = attempt(lambda n=n, b=b, regime=regime: decode_step(n, b, SUITE.numpy, regime))
+                if built.ok:
+                    steps[key] = built.value
+                else:
+                    points[key] = built
     return steps, points
 
 
-def _judge(points: dict, hw: Hardware | None, llc: tuple[int, str]) -> None:
-    """Each measured point's fraction of this run's roof and its guards."""
+def _judge(measured: Mapping[tuple, DecodeMeasurement], hw: Hardware | None, llc: tuple[int, str]) -> dict:
+    """Each measured point with its fraction of this run's roof and its guards: {key: Measured(Timed)}."""
     threads = guards.blas_threads_below_cores(blas_threads(), cpu_count())
-    for key, p in list(points.items()):
-        m = p.measurement
-        if m is None:
-            continue
+    points = {}
+    for key, m in measured.items():
         regime, n, b = key
         label = f"{'cache-resident ' if regime == 'cache' else ''}n={n} batch={b}"
         warnings = guards.noisy(m.spread, label) + threads
@@ -371,17 +414,21 @@ def _judge(points: dict, hw: Hardware | None, llc: tuple[int, str]) -> None:
                 warnings += guards.above_ceiling(m.gbps, hw.bandwidth / 1e9, f"{label} bandwidth", "GB/s")
                 fraction = roofline_fraction(m.gflops * 1e9, hw, gemm_intensity(n, b, m.bytes_per_param), SUITE.name)
             warnings += guards.above_ceiling(m.gflops, hw.peak(SUITE.name) / 1e9, f"{label} FLOP rate", "GFLOP/s")
-        points[key] = PointResult("ok", measurement=m, fraction=fraction, warnings=tuple(warnings))
+        points[key] = Measured(Timed(m, fraction, tuple(warnings)))
+    return points
 
 
-def measure_run(grid: Mapping[str, Sequence[object]], sample_s: float = 1.5) -> RunState:
+def measure_run(
+    grid: Mapping[str, Sequence[object]], sample_s: float = 1.5, chosen: Mapping[str, tuple] | None = None
+) -> RunState:
     """Measure everything this run's benchmarks read, once (see the module's docstring).
 
-    ``grid``: benchmarks/common.py's GRID; the variables' choices must lie in it (BadInput otherwise).
-    When the sample before measuring finds other threads runnable, the BLAS runs on the cores they
-    leave (:func:`~roofline.model.contention.blas_threads_for`) and the run says so: it is flagged.
+    ``grid``: benchmarks/common.py's GRID; the variables' choices (``chosen``: given instead, as the live
+    report does) must lie in it (BadInput otherwise). When the sample before measuring finds other
+    threads runnable, the BLAS runs on the cores they leave
+    (:func:`~roofline.model.contention.blas_threads_for`) and the run says so: it is flagged.
     """
-    chosen = params.chosen(grid)
+    chosen = params.chosen(grid) if chosen is None else chosen
     sweep_n, gemm_n = params.sweep_n(), params.gemm_n()
     llc = llc_bytes()
     before = sample_cpu(sample_s)
@@ -395,32 +442,33 @@ def measure_run(grid: Mapping[str, Sequence[object]], sample_s: float = 1.5) -> 
 
 def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str], watch: Watch) -> dict:
     watch.start()
-    state: dict = {"warnings": []}
     steps, points = _steps(chosen, grid)
-    rounds, ceilings = StepRounds(list(steps.values())), _Ceilings(gemm_n, roof_shapes(chosen))
+    timed, ceilings = _Points(steps), _Ceilings(gemm_n, roof_shapes(chosen))
     sweeping = _Sweep(sweep_n)
     referee, compute, levels = _Referee(), _Compute(gemm_n), _Levels()
-    parts = (ceilings, referee, compute, sweeping, levels)
+    parts = (timed, ceilings, referee, compute, sweeping, levels)
     # every part in turn, PASSES times, each pooled over its rounds; each referee right beside the parts
     # it referees, since this machine moves within seconds: DRAM's after the points and after the sweep
     # (twice a round: DRAM moves most), the FMA peaks' after the ceilings, the caches' after the levels
-    turns = (rounds.time, referee.turn(referee.dram), ceilings.time, referee.turn(referee.peaks), compute.time)
-    turns += (sweeping.time, referee.turn(referee.dram), levels.time, referee.turn(referee.caches))
+    turns = (timed.turn, referee.turn_of(referee.dram), ceilings.turn, referee.turn_of(referee.peaks), compute.turn)
+    turns += (sweeping.turn, referee.turn_of(referee.dram), levels.turn, referee.turn_of(referee.caches))
     try:
         for _ in range(PASSES):
             for turn in turns:
                 settle()  # the last turn's BLAS workers asleep: they would spin beside this one's threads
                 turn()
-        for part in reversed(parts):
-            part.record(state)
+        state: dict = {part.name: part.outcome() for part in reversed(parts)}
     finally:
-        parts[-1].close()
-    for key, m in zip(steps, rounds.measurements(), strict=True):
-        points[key] = PointResult("ok", measurement=m)
-    _judge(points, roofs(state.get("bandwidth_gbps", {}), state.get("peak_gflops", {})), llc)
+        for part in parts:
+            part.close()
+    measured = state.pop("points")
+    if not measured.ok:
+        points.update({key: measured for key in steps})
+    else:
+        c = state["ceilings"]
+        points.update(_judge(measured.value, roofs(c.value.bandwidth_gbps, c.value.peak_gflops) if c.ok else None, llc))
     state["points"] = points
-    timed = [p.measurement for p in points.values() if p.measurement is not None]
-    flat = flat_timing([m.work for m in timed])
-    state["conditions"] = watch.stop(flat)
-    state["warnings"] = tuple(state["warnings"])
+    state["warnings"] = tuple(w for part in parts for w in part.warnings)
+    figures = [p.value.measurement for p in points.values() if p.ok]
+    state["conditions"] = watch.stop(flat_timing([m.work for m in figures]))
     return state
