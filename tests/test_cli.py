@@ -11,7 +11,6 @@ import pytest
 from roofline.cli import main
 
 from .clitools import EXAMPLE_MACHINE, one_line_error
-from .test_levels import tiny_sizes
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "results"
 MACHINE = ["--machine", EXAMPLE_MACHINE]
@@ -39,19 +38,12 @@ def run(capsys, *argv):
 
 @pytest.fixture
 def fast_ceilings(monkeypatch):
-    """Ceilings and the roofs of every level at tiny sizes: the CLI path is under test here, not the machine
-    (the level sweep at this machine's own sizes took three quarters of a report's time)."""
-    from roofline.measure import ceilings, roofs
+    """The run at tiny sizes, without its referees and level sweep: the CLI path is under test here, not the
+    machine (the level sweep at this machine's own sizes took three quarters of a report's time)."""
     from roofline.report import cpu
 
-    real, hierarchy = ceilings.measure_ceilings, roofs.measure_hierarchy
-    tiny = lambda **kw: real(total_bytes=3 * 2**20, gemm_n=128, runs=2)  # noqa: E731
-    monkeypatch.setattr(ceilings, "measure_ceilings", tiny)
-    monkeypatch.setattr(cpu, "measure_ceilings", tiny)  # the name the live report calls
-    sweep = {"sizes": tiny_sizes(), "rounds": 1, "min_sample_s": 0.004}
-    monkeypatch.setattr(
-        roofs, "measure_hierarchy", lambda peaks=None, **kw: hierarchy(peaks, sweep=sweep, compute_kwargs={"n": 128})
-    )
+    for var, value in {"ROOFLINE_GEMM_N": "128", "ROOFLINE_REFEREE": "off", "ROOFLINE_LEVELS": "off"}.items():
+        monkeypatch.setenv(var, value)
     real_report = cpu.measure_report
 
     def once(**kw):  # the text, JSON and plot tests render one measurement of these sizes, whichever runs first

@@ -353,7 +353,8 @@ def test_the_runs_compute_roofs_are_what_computepeak_records_or_why_not(monkeypa
     part = run._Compute(512)
     part.turn()
     got = part.outcome()
-    assert got == Measured({"fp16": Skipped("no fp16 instructions"), "bf16": Measured(612.345678)})
+    bf16 = compute.ComputeRoof("bf16", 612.345678, "fake")
+    assert got == Measured({"fp16": Skipped("no fp16 instructions"), "bf16": Measured(bf16)})
     quiet = types.SimpleNamespace(headline=lambda: "")
     done = run.RunState({}, 1, "test", 256, quiet, compute=got)
     assert harness.compute_peak(done, "bf16") == 612.3 and type(harness.compute_peak(done, "bf16")) is float

@@ -18,6 +18,7 @@ from roofline.errors import BackendUnavailable, BadInput, KernelMismatch
 from roofline.measure.step import DecodeMeasurement
 from roofline.model.arithmetic import attainable, crossover_batch, gemm_intensity
 from roofline.model.hardware import Hardware
+from roofline.model.hierarchy import LevelRoof
 from roofline.outcome import Failed, Measured, Skipped
 from roofline.suite import harness, params, run
 
@@ -80,7 +81,7 @@ def test_the_run_measures_each_torch_dtypes_compute_roof_or_says_why_not(measure
             with pytest.raises(BackendUnavailable, match=re.escape(roof.reason)):
                 harness.compute_peak(measured, dtype)
         else:
-            assert harness.compute_peak(measured, dtype) == harness.tracked(roof.value) > 0
+            assert harness.compute_peak(measured, dtype) == harness.tracked(roof.value.gflops) > 0
 
 
 def test_the_roof_is_read_or_add_in_a_state_from_before_read():
@@ -124,9 +125,10 @@ def test_the_level_roofs_reach_asv_as_the_harness_gives_them(measured):
     assert measured.levels == Skipped(why)
     with pytest.raises(BackendUnavailable, match=re.escape(why)):
         harness.level_entry(measured, "L1")
-    roofs = {"L1": (401.23456, 2**16), "L2": (210.98765, 2**21), "DRAM": (31.55555, 2**26)}
+    figures = {"L1": (401.23456, 2**16), "L2": (210.98765, 2**21), "DRAM": (31.55555, 2**26)}
+    roofs = {level: LevelRoof(level, size, gbps, "load") for level, (gbps, size) in figures.items()}
     swept = replace(measured, levels=Measured(roofs))
-    for level, (gbps, size) in roofs.items():
+    for level, (gbps, size) in figures.items():
         assert harness.level_entry(swept, level) == (harness.tracked(gbps), size)
         assert type(harness.level_entry(swept, level)[0]) is float
     with pytest.raises(BackendUnavailable, match="no L9"):
@@ -601,7 +603,7 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
         def stop(self, flat):
             events.append("stop")
 
-    state = run._measure({}, {}, 256, None, (1 << 20, "test"), Watch())
+    state = run._measure({}, {}, (256, run.SWEEP_BATCHES), None, (1 << 20, "test"), Watch())
     runs, gemm_runs = ceilings.BANDWIDTH_RUNS // run.PASSES, ceilings.GEMM_RUNS // run.PASSES
     per = f"ceilings {runs}+{gemm_runs} {ceilings.STREAM_ROUND_S}s"
     made = [
@@ -735,3 +737,45 @@ def test_a_steps_work_is_one_rule_for_the_run_and_the_live_report():
     assert m.work == (1e-4, 2.0 * n * n * b, 4.0 * (n * n + 2 * n * b))
     assert replace(m, dtype="float64").work[2] == 8.0 * (n * n + 2 * n * b)
     assert replace(m, bytes_per_param=2).work[2] == 2.0 * (n * n + 2 * n * b)  # bf16 weights of torch
+
+
+def test_the_live_report_is_the_report_of_the_run_asv_records(measured):
+    """Issue 39: ``roofline report`` measured with a copy of the method (its ceilings once, no rounds, no
+    referees); now it reads the same RunState asv's setup_cache returns: each figure is the state's own."""
+    from roofline.report.from_run import report_from_run
+
+    report = report_from_run(measured, {"host": "test"})
+    dram = {(p.n, p.batch): p.gflops for p in report.decode}
+    cache = {(p.n, p.batch): p.gflops for p in report.cache_resident}
+    for (regime, n, b), p in measured.points.items():
+        if p.ok:
+            assert {"dram": dram, "cache": cache}[regime][(n, b)] == p.value.measurement.gflops
+    assert report.roofs.bandwidth == {k: v * 1e9 for k, v in measured.bandwidth_gbps.items()}
+    assert report.roofs.peaks == {d: v * 1e9 for d, v in measured.peak_gflops.items()}
+    assert report.recorded_crossover == measured.crossover.value.batch
+    assert [p.batch for p in report.sweep] == [m.batch for m in measured.crossover.value.points]
+    assert report.conditions == measured.conditions
+    # the parts SMALL switched off say so, once each
+    assert "no level sweep in this run: the level sweep is off (ROOFLINE_LEVELS=off)" in report.warnings
+    assert "no referees in this run: the referees are off (ROOFLINE_REFEREE=off)" in report.warnings
+    assert len(report.warnings) == len(set(report.warnings))
+
+
+def test_the_live_report_measures_with_the_runs_orchestrator_at_its_sizes(measured, monkeypatch):
+    """``measure_report`` is a thin caller: the run's orchestrator at the report's sizes, then the overhead."""
+    from roofline.measure.overhead import Overhead
+    from roofline.report import cpu
+
+    calls = []
+
+    def fake_run(grid, chosen=None, sweep=None, progress=None, **kw):
+        calls.append((dict(grid), dict(chosen), sweep, progress))
+        return measured
+
+    monkeypatch.setattr(run, "measure_run", fake_run)
+    monkeypatch.setattr(cpu, "measure_overhead", lambda *a: Overhead("numpy", "fp32", 64, 1, "t", 5e-6, 2e-6))
+    report = cpu.measure_report(sizes=[256], batches=[1, 8], cache_sizes=[], sweep_n=512, sweep_batches=[1, 4])
+    chosen = {"ROOFLINE_N": (256,), "ROOFLINE_CACHE_N": (), "ROOFLINE_BATCH": (1, 8)}
+    assert calls == [(chosen, chosen, (512, (1, 4)), None)]
+    assert (report.overhead_seconds, report.overhead_single_seconds) == (2e-6, 5e-6)
+    assert report.decode and all(p.gflops for p in report.decode)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -59,12 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     h = Hierarchy(levels, compute_roofs, caches, read_write, skipped)
 
     if small:
-        grid = {"sizes": [512, 2048], "batches": [1, 8], "cache_sizes": [256], "sweep_batches": (), "gemm_n": 256}
-        grid["ceilings_total_bytes"] = None
+        os.environ.setdefault("ROOFLINE_GEMM_N", "256")
+        grid = {"sizes": [512, 2048], "batches": [1, 8], "cache_sizes": [256], "sweep_batches": (1, 4, 16)}
     else:
         grid = {"sizes": params.sizes(), "batches": params.batches(), "cache_sizes": params.cache_sizes()}
         grid["sweep_n"] = params.sweep_n()
-    measured = measure_report(hierarchy=False, **grid)
+    os.environ.update(ROOFLINE_LEVELS="off", ROOFLINE_REFEREE="off")  # measured and refereed above
+    measured = measure_report(**grid)
     base = {f.name: getattr(measured, f.name) for f in fields(Report) if f.name not in ("hierarchy", "warnings")}
     report = build_report(**base, hierarchy=h, warnings=tuple(notes))
 

@@ -1,7 +1,8 @@
 """Every roof of this machine in one call: bandwidth per memory level and compute per dtype.
 
-:func:`measure_hierarchy` is the entry point a run calls once (the live report, the asv harness):
-it sweeps the working set (:mod:`roofline.measure.levels`) and measures each dtype's compute roof
+:func:`measure_hierarchy` measures them at one moment (the quiet checks' tool; a run, asv's or the
+live report's, measures them in its rounds, :mod:`roofline.suite.run`): it sweeps the working set
+(:mod:`roofline.measure.levels`) and measures each dtype's compute roof
 (:mod:`roofline.measure.compute`), reusing GEMM peaks already measured for fp32 and fp64.
 """
 

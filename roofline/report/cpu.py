@@ -16,14 +16,10 @@ from functools import cached_property
 from typing import Any
 
 from .. import units
-from ..errors import BackendUnavailable
-from ..host import blas_threads, cpu_count, host_facts
-from ..measure import roofs as roofs_measure
-from ..measure.ceilings import CEILING_KERNEL, Ceilings, measure_ceilings, point_shapes, roof_kernel
-from ..measure.contention import Watch, blas_limit, sample_cpu
-from ..measure.numpy_step import decode_step
+from ..host import host_facts
+from ..measure.ceilings import CEILING_KERNEL, roof_kernel
 from ..measure.overhead import measure_overhead
-from ..measure.step import DecodeMeasurement, measure_step
+from ..measure.step import DecodeMeasurement
 from ..measure.sweep import SWEEP_BATCHES, SWEEP_N
 from ..model import guards
 from ..model.arithmetic import (
@@ -35,7 +31,7 @@ from ..model.arithmetic import (
     gemm_intensity,
     ridge_point,
 )
-from ..model.contention import Conditions, blas_threads_for, flat_timing
+from ..model.contention import Conditions
 from ..model.decode import bound_fraction
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import H100, Hardware
@@ -201,14 +197,6 @@ class Roofs:
     spreads: Mapping[str, float] = field(default_factory=dict)
     referee: float | None = None
     peak_referees: Mapping[str, float] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, c: Ceilings) -> Roofs:
-        return cls(
-            bandwidth={k: v.median for k, v in c.bandwidth.items() if v.median},
-            peaks={d: c.roof_gemm(d).median for d, v in c.peaks.items() if v.median},
-            spreads={k: v.spread for k, v in c.bandwidth.items()},
-        )
 
     @property
     def kernel(self) -> str | None:
@@ -468,7 +456,8 @@ def decode_fractions(report: Report) -> list[tuple[str, float]]:
 def build_report(facts: Mapping[str, object], roofs: Roofs | None = None, **figures: object) -> Report:
     """A :class:`Report` of ``facts`` and ``roofs`` and the other figures (its fields), with the guards' warnings."""
     report = Report(facts, roofs, **figures)
-    return replace(report, warnings=(*report.warnings, *guard_warnings(report)))
+    # one line per warning: a run's part and the report's guards may say the same of one figure
+    return replace(report, warnings=tuple(dict.fromkeys((*report.warnings, *guard_warnings(report)))))
 
 
 def _fmt(value: object, spec: str, na: str = "n/a") -> str:
@@ -669,79 +658,18 @@ def measure_report(
     cache_sizes: Sequence[int] = (),
     sweep_n: int = SWEEP_N,
     sweep_batches: Sequence[int] = SWEEP_BATCHES,
-    ceilings_total_bytes: int | None = None,
-    gemm_n: int | None = None,
     progress: Callable[..., Any] | None = None,
-    hierarchy: bool = True,
 ) -> Report:
-    """Measure this machine (ceilings, roofs per level and dtype, decode grid, cache-resident grid, sweep)
-    and build the report.
+    """Measure this machine with the run asv's ``setup_cache`` makes (:func:`roofline.suite.run.measure_run`:
+    the same passes, ceilings, referees where on, level sweep and contention watch) at these sizes, then a
+    tiny step's overhead (the third roof), and build the report (:func:`roofline.report.from_run.report_from_run`).
 
-    The cores are watched first and a reference kernel timed at the start and the end
-    (:mod:`roofline.measure.contention`); on a busy machine the BLAS runs on the cores others left,
-    and the report's first line says the run was contended.
-
-    ``progress``: a bar for the steps, made as ``progress(total=...)`` (tqdm's interface); the caller shows it.
+    ``progress``: a bar for the run's turns, made as ``progress(total=...)`` (tqdm's interface); the caller shows it.
     """
-    steps = (
-        [("ceilings", None, None)]
-        + [("roofs", None, None)] * hierarchy
-        + [("overhead", None, None)]
-        + [("dram", n, b) for n in sizes for b in batches]
-        + [("cache", n, b) for n in cache_sizes for b in batches]
-        + [("sweep", sweep_n, b) for b in sweep_batches]
-    )
-    decode: list[DecodeMeasurement] = []
-    cache: list[DecodeMeasurement] = []
-    sweep_points: list[DecodeMeasurement] = []
-    ceilings: Ceilings | None = None
-    overhead = None
-    roofs, notes = None, []
-    bar = progress(total=len(steps) + 1) if progress else None
-    if bar:
-        bar.set_postfix_str("watching the cores")
-    before = sample_cpu()
-    cores = blas_threads() or cpu_count()
-    threads = blas_threads_for(cores, before.run_queue)
-    with blas_limit(threads if threads < cores else None):
-        watch = Watch(replace(before, blas_threads=threads, cores=cores)).start()
-        if bar:
-            bar.update()
-        for kind, n, b in steps:
-            if bar:
-                bar.set_postfix_str(kind if n is None else f"{kind} n={n} b={b}")
-            if kind == "ceilings":
-                shapes = point_shapes([*sizes, *cache_sizes], batches)
-                ceilings = measure_ceilings(total_bytes=ceilings_total_bytes, gemm_n=gemm_n, shapes=shapes)
-            elif kind == "roofs":
-                roofs, notes = roofs_measure.measure_hierarchy(
-                    ceilings.peaks if ceilings else None, compute_kwargs={"n": gemm_n}
-                )
-            elif kind == "overhead":
-                overhead = measure_overhead("numpy", SUITE.name)
-            else:
-                try:
-                    m = measure_step(decode_step(n, b, regime="cache" if kind == "cache" else "dram"))
-                except BackendUnavailable:  # not cache-resident on this machine: nothing to report
-                    m = None
-                if m is not None:
-                    {"dram": decode, "cache": cache, "sweep": sweep_points}[kind].append(m)
-            if bar:
-                bar.update()
-        timed = decode + cache
-        conditions = watch.stop(flat_timing([m.work for m in timed]))
-    if bar:
-        bar.close()
-    return build_report(
-        host_facts(),
-        Roofs.of(ceilings) if ceilings else None,
-        decode=tuple(map(Point.of, decode)),
-        cache_resident=tuple(map(Point.of, cache)),
-        sweep_n=sweep_n,
-        sweep=tuple(map(Point.of, sweep_points)),
-        overhead_seconds=overhead.amortized_seconds if overhead else None,
-        overhead_single_seconds=overhead.single_call_seconds if overhead else None,
-        hierarchy=roofs,
-        warnings=tuple(notes),
-        conditions=conditions,
-    )
+    from ..suite.run import measure_run
+    from .from_run import report_from_run
+
+    chosen = {"ROOFLINE_N": tuple(sizes), "ROOFLINE_CACHE_N": tuple(cache_sizes), "ROOFLINE_BATCH": tuple(batches)}
+    state = measure_run(chosen, chosen=chosen, sweep=(sweep_n, tuple(sweep_batches)), progress=progress)
+    overhead = measure_overhead("numpy", SUITE.name)
+    return report_from_run(state, host_facts(), (overhead.amortized_seconds, overhead.single_call_seconds))

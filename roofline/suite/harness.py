@@ -237,7 +237,7 @@ def gemm_gflops(run: RunState | str, dtype: str) -> float:
 
 def observed_crossover(run: RunState | str) -> float:
     """The knee of this run's batch sweep 1..1024 over a DRAM pool (n: ROOFLINE_SWEEP_N)."""
-    return tracked(require(run).crossover.get())
+    return tracked(require(run).crossover.get().batch)
 
 
 def predicted_crossover(run: RunState | str) -> float:
@@ -469,8 +469,7 @@ def level_entry(run: RunState | str, level: str) -> tuple[float, int]:
     roofs = require(run).levels.get()
     if level not in roofs:
         raise BackendUnavailable(f"this machine has no {level} (its levels: {', '.join(roofs)})")
-    gbps, size = roofs[level]
-    return tracked(gbps), size
+    return tracked(roofs[level].gbps), int(roofs[level].bytes or 0)
 
 
 def referee(run: RunState | str, roof: str) -> float:
@@ -495,7 +494,7 @@ def compute_peak(run: RunState | str, dtype: str) -> float:
     """One torch dtype's compute roof of this run (GFLOP/s, GOP/s for int8), or BackendUnavailable (asv:
     skipped) with the reason; fp32 and fp64 are :func:`gemm_gflops`'s."""
     peaks = require(run).compute.get()
-    return tracked(peaks.get(dtype, Skipped(f"no compute roof for {dtype} in this run")).get())
+    return tracked(peaks.get(dtype, Skipped(f"no compute roof for {dtype} in this run")).get().gflops)
 
 
 # ---- a real model decoded here (benchmarks/models.py) ----------------------------------------------

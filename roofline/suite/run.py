@@ -28,6 +28,7 @@ from __future__ import annotations
 import platform
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..errors import BackendUnavailable, BadInput, KernelMismatch
 from ..host import blas_threads, cache_topology, cpu_count, llc_bytes
@@ -55,6 +56,7 @@ from ..model.arithmetic import crossover_batch, gemm_intensity, roofline_fractio
 from ..model.contention import Conditions, blas_threads_for, flat_timing
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import Hardware
+from ..model.hierarchy import LevelRoof
 from ..outcome import Failed, Measured, Outcome, Skipped, attempt
 from . import params
 
@@ -95,6 +97,16 @@ class RunRoofs:
 
     bandwidth_gbps: Mapping[str, float]
     peak_gflops: Mapping[str, float]
+    #: the median's confidence interval, high ÷ low, per STREAM kernel
+    spreads: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """The crossover sweep's knee (a batch) and the points it was fitted to, every round's samples pooled."""
+
+    batch: float
+    points: tuple[DecodeMeasurement, ...] = ()
 
 
 #: What a state pickled before a part existed says of it.
@@ -107,10 +119,11 @@ class RunState:
 
     Each part is an :data:`~roofline.outcome.Outcome`: measured with its figures, or skipped or failed
     with the reason. ``ceilings``: :class:`RunRoofs`; ``points``: {(regime, n, batch): :data:`PointOutcome`};
-    ``crossover``: the sweep's knee (a batch); ``levels``: {level: (GB/s, aggregate bytes)}, each memory
-    level's read-only roof; ``compute``: {torch dtype: the outcome of its GEMM roof, GFLOP/s (GOP/s for
-    int8)}; ``referees``: likwid-bench's figures timed beside each round of the roofs they referee (GB/s
-    of its load kernel inside each memory level, GFLOP/s of its FMA peaks "fp32", "fp64").
+    ``crossover``: :class:`Crossover`; ``levels``: {level: :class:`~roofline.model.hierarchy.LevelRoof`}, each
+    memory level's read-only roof; ``compute``: {torch dtype: the outcome of its GEMM roof,
+    :class:`~roofline.model.hierarchy.ComputeRoof`}; ``referees``: likwid-bench's figures timed beside each
+    round of the roofs they referee (GB/s of its load kernel inside each memory level, GFLOP/s of its FMA
+    peaks "fp32", "fp64").
     ``chosen``: the variables' choices (the sizes this run used); ``blas_threads``: the threads the BLAS
     ran on (the ``time_`` twins use as many); ``gemm_n``: the size of the suite dtype's GEMM ceiling.
     """
@@ -260,6 +273,7 @@ class _Ceilings(Part):
         return RunRoofs(
             {k: getattr(bw, pick) / 1e9 for k, bw in c.bandwidth.items()},
             {d: hw.peak_flops[by_numpy(d).name] / 1e9 for d in c.peaks},
+            {k: bw.spread for k, bw in c.bandwidth.items()},
         )
 
 
@@ -319,7 +333,7 @@ class _Compute(Part):
 
     def figures(self, timer) -> dict[str, Outcome]:
         skipped = {d: Skipped(why) for d, why in timer.skipped.items()}
-        return {**skipped, **{r.dtype: Measured(float(r.gflops)) for r in timer.roofs()}}
+        return {**skipped, **{r.dtype: Measured(r) for r in timer.roofs()}}
 
 
 class _Sweep(Part):
@@ -329,22 +343,22 @@ class _Sweep(Part):
 
     name = "crossover"
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, batches: Sequence[int] = SWEEP_BATCHES):
+        self.batches = tuple(batches)
         super().__init__(
-            lambda: SweepRounds(n, SWEEP_BATCHES, repeats=-(-SWEEP_REPEATS // PASSES), min_total_s=MIN_TOTAL_S / PASSES)
+            lambda: SweepRounds(n, batches, repeats=-(-SWEEP_REPEATS // PASSES), min_total_s=MIN_TOTAL_S / PASSES)
         )
 
     def turn(self) -> None:
         self._time()
 
-    def figures(self, timer) -> float:
+    def figures(self, timer) -> Crossover:
         s = timer.result()
         self.warnings += [w for m in s.points for w in guards.noisy(m.spread, f"sweep n={m.n} batch={m.batch}")]
         if not s.knee.within_sweep:
-            self.warnings.append(
-                f"the knee ({s.knee.batch:.0f}) lies outside the sweep 1..{SWEEP_BATCHES[-1]}: extrapolated"
-            )
-        return float(s.knee.batch)
+            swept = f"{self.batches[0]}..{self.batches[-1]}"
+            self.warnings.append(f"the knee ({s.knee.batch:.0f}) lies outside the sweep {swept}: extrapolated")
+        return Crossover(float(s.knee.batch), tuple(s.points))
 
 
 class _Levels(Part):
@@ -364,8 +378,8 @@ class _Levels(Part):
     def turn(self) -> None:
         self._time(-(-LEVEL_ROUNDS // PASSES))
 
-    def figures(self, timer) -> dict[str, tuple[float, int]]:
-        return {r.level: (float(r.gbps), int(r.bytes or 0)) for r in timer.result().roofs}
+    def figures(self, timer) -> dict[str, LevelRoof]:
+        return {r.level: r for r in timer.result().roofs}
 
     def close(self) -> None:
         if self.timer is not None:
@@ -419,44 +433,78 @@ def _judge(measured: Mapping[tuple, DecodeMeasurement], hw: Hardware | None, llc
 
 
 def measure_run(
-    grid: Mapping[str, Sequence[object]], sample_s: float = 1.5, chosen: Mapping[str, tuple] | None = None
+    grid: Mapping[str, Sequence[object]],
+    sample_s: float = 1.5,
+    chosen: Mapping[str, tuple] | None = None,
+    sweep: tuple[int, Sequence[int]] | None = None,
+    progress: Callable[..., Any] | None = None,
 ) -> RunState:
     """Measure everything this run's benchmarks read, once (see the module's docstring).
 
     ``grid``: benchmarks/common.py's GRID; the variables' choices (``chosen``: given instead, as the live
-    report does) must lie in it (BadInput otherwise). When the sample before measuring finds other
-    threads runnable, the BLAS runs on the cores they leave
+    report does) must lie in it (BadInput otherwise). ``sweep``: the crossover sweep's (n, batches)
+    (default: ROOFLINE_SWEEP_N, 1..1024). ``progress``: a bar for the run's turns, made as
+    ``progress(total=...)`` (tqdm's interface; the caller shows it). When the sample before measuring
+    finds other threads runnable, the BLAS runs on the cores they leave
     (:func:`~roofline.model.contention.blas_threads_for`) and the run says so: it is flagged.
     """
     chosen = params.chosen(grid) if chosen is None else chosen
-    sweep_n, gemm_n = params.sweep_n(), params.gemm_n()
-    llc = llc_bytes()
+    sweep = sweep or (params.sweep_n(), SWEEP_BATCHES)
+    gemm_n, llc = params.gemm_n(), llc_bytes()
     before = sample_cpu(sample_s)
     cores = blas_threads() or cpu_count()
     threads = blas_threads_for(cores, before.run_queue)
+    watch = Watch(replace(before, blas_threads=threads, cores=cores))
     with blas_limit(threads if threads < cores else None):
-        state = _measure(chosen, grid, sweep_n, gemm_n, llc, Watch(replace(before, blas_threads=threads, cores=cores)))
+        state = _measure(chosen, grid, sweep, gemm_n, llc, watch, progress)
     gemm_n = gemm_n or default_gemm_n(SUITE.numpy)
-    return RunState(chosen, llc[0], llc[1], sweep_n, blas_threads=threads, gemm_n=gemm_n, **state)
+    return RunState(chosen, llc[0], llc[1], sweep[0], blas_threads=threads, gemm_n=gemm_n, **state)
 
 
-def _measure(chosen, grid, sweep_n: int, gemm_n: int | None, llc: tuple[int, str], watch: Watch) -> dict:
+def _turns(timed, ceilings, referee, compute, sweeping, levels) -> tuple[tuple[str, Callable[[], None]], ...]:
+    """One pass over the parts: each referee right beside the parts it referees, since this machine moves
+    within seconds: DRAM's after the points and after the sweep (twice a pass: DRAM moves most), the FMA
+    peaks' after the ceilings, the caches' after the levels."""
+    return (
+        ("points", timed.turn),
+        ("DRAM referee", referee.turn_of(referee.dram)),
+        ("ceilings", ceilings.turn),
+        ("peak referee", referee.turn_of(referee.peaks)),
+        ("compute roofs", compute.turn),
+        ("crossover sweep", sweeping.turn),
+        ("DRAM referee", referee.turn_of(referee.dram)),
+        ("level sweep", levels.turn),
+        ("cache referees", referee.turn_of(referee.caches)),
+    )
+
+
+def _passes(turns, progress: Callable[..., Any] | None) -> None:
+    """Every turn, PASSES times, each once the last turn's BLAS workers are asleep (they would spin beside
+    this one's threads)."""
+    bar = progress(total=PASSES * len(turns)) if progress else None
+    try:
+        for i in range(PASSES):
+            for label, turn in turns:
+                if bar is not None:
+                    bar.set_postfix_str(f"{label}, pass {i + 1} of {PASSES}")
+                settle()
+                turn()
+                if bar is not None:
+                    bar.update()
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _measure(chosen, grid, sweep, gemm_n: int | None, llc: tuple[int, str], watch: Watch, progress=None) -> dict:
     watch.start()
     steps, points = _steps(chosen, grid)
     timed, ceilings = _Points(steps), _Ceilings(gemm_n, roof_shapes(chosen))
-    sweeping = _Sweep(sweep_n)
+    sweeping = _Sweep(*sweep)
     referee, compute, levels = _Referee(), _Compute(gemm_n), _Levels()
     parts = (timed, ceilings, referee, compute, sweeping, levels)
-    # every part in turn, PASSES times, each pooled over its rounds; each referee right beside the parts
-    # it referees, since this machine moves within seconds: DRAM's after the points and after the sweep
-    # (twice a round: DRAM moves most), the FMA peaks' after the ceilings, the caches' after the levels
-    turns = (timed.turn, referee.turn_of(referee.dram), ceilings.turn, referee.turn_of(referee.peaks), compute.turn)
-    turns += (sweeping.turn, referee.turn_of(referee.dram), levels.turn, referee.turn_of(referee.caches))
     try:
-        for _ in range(PASSES):
-            for turn in turns:
-                settle()  # the last turn's BLAS workers asleep: they would spin beside this one's threads
-                turn()
+        _passes(_turns(*parts), progress)
         state: dict = {part.name: part.outcome() for part in reversed(parts)}
     finally:
         for part in parts:
