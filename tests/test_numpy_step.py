@@ -48,6 +48,28 @@ def test_validation_catches_a_wrong_blas(small_machine, monkeypatch):
         numpy_step.decode_step(64, 4)
 
 
+@pytest.mark.parametrize("where", ["first", "last", "transposed"])
+def test_a_sample_of_rows_catches_a_wrong_kernel_of_a_large_step(where, small_machine, monkeypatch):
+    """Above VALIDATE_ROWS rows the check reads a sample of rows, the first and the last always among them."""
+    monkeypatch.setattr(numpy_step, "VALIDATE_ROWS", 16)
+    real = np.matmul
+
+    def wrong(a, b, out=None):
+        if where == "transposed":
+            return real(a.T, b, out=out)
+        res = real(a, b, out=out)
+        res[0 if where == "first" else -1] += 1.0
+        return res
+
+    numpy_step.decode_step(64, 2)  # the right kernel passes on its sample
+    monkeypatch.setattr(numpy_step.np, "matmul", wrong)
+    with pytest.raises(KernelMismatch, match="no figure will be reported"):
+        numpy_step.decode_step(64, 2)
+    rows = numpy_step.checked_rows(64)
+    assert len(rows) == 16 and rows[0] == 0 and rows[-1] == 63 and len(set(rows)) == 16
+    assert numpy_step.checked_rows(16) is None
+
+
 def test_validation_catches_nan(small_machine, monkeypatch):
     monkeypatch.setattr(numpy_step.np, "matmul", lambda a, b, out=None: np.full((a.shape[0], b.shape[1]), np.nan))
     with pytest.raises(KernelMismatch):
