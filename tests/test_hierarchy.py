@@ -234,28 +234,34 @@ def fake_likwid(folder, rate_mbyte_s: str = "50000"):
 def test_the_referee_times_one_likwid_run_per_roof_a_round_sized_from_the_last(tmp_path, monkeypatch):
     """Each round is one likwid-bench run per roof: the load kernel at each working set given, the FMA
     peak on 32 KiB a thread, on all threads, each lasting about the seconds asked (its iterations from the
-    last round's data rate, the first's from a discarded probe run sized from 10 GB/s); the figures are
-    the rounds' medians, none before the first."""
+    last round's data rate, the first's from a discarded probe run sized from 10 GB/s, every roof's probe
+    at once when the referee is made); the figures are the rounds' medians, none before the first."""
     log = fake_likwid(tmp_path)
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     monkeypatch.setattr(likwid, "cpu_flags", lambda: frozenset({"avx512f"}))
     r = likwid.RefereeRounds({"DRAM": 256 * MIB}, ("fp32",), threads=2, seconds=0.5)
+    probes = sorted(log.read_text().splitlines())  # side by side: in either order
+    assert [c.split(" -i ")[0] for c in probes] == [
+        f"-t load_avx512 -W N:{256 * MIB}B:2",
+        f"-t peakflops_sp_avx512_fma -W N:{64 * KIB}B:2",
+    ]
+    assert [int(c.split("-i ")[1]) for c in probes] == [
+        likwid.iterations_for(256 * MIB, 10.0, 0.05),  # 10 GB/s for a tenth of the run
+        likwid.iterations_for(64 * KIB, 10.0, 0.05),
+    ]
     with pytest.raises(BadInput, match="no round"):
         r.medians()
     r.time()
     r.time()
     assert r.medians() == {"DRAM": 50.0, "fp32": 50.0}  # the fake prints 50000 MByte/s and MFlops/s
     calls = log.read_text().split("\n")
-    assert calls[0] == "-t load_avx512 -W N:65536B:2 -i 10"  # available(): the tiny proof run
-    dram = [c for c in calls[1:] if c.startswith("-t load_avx512")]
-    peak = [c for c in calls[1:] if c.startswith("-t peakflops_sp_avx512_fma")]
-    assert [c.split(" -i ")[0] for c in dram] == [f"-t load_avx512 -W N:{256 * MIB}B:2"] * 3
-    assert [c.split(" -i ")[0] for c in peak] == [f"-t peakflops_sp_avx512_fma -W N:{64 * KIB}B:2"] * 3
-    probe, first, second = (int(c.split("-i ")[1]) for c in dram)
-    assert probe == likwid.iterations_for(256 * MIB, 10.0, 0.05)  # 10 GB/s for a tenth of the run
+    dram = [c for c in calls[2:] if c.startswith("-t load_avx512")]
+    peak = [c for c in calls[2:] if c.startswith("-t peakflops_sp_avx512_fma")]
+    assert [c.split(" -i ")[0] for c in dram] == [f"-t load_avx512 -W N:{256 * MIB}B:2"] * 2
+    assert [c.split(" -i ")[0] for c in peak] == [f"-t peakflops_sp_avx512_fma -W N:{64 * KIB}B:2"] * 2
+    first, second = (int(c.split("-i ")[1]) for c in dram)
     assert first == second == math.ceil(0.5 * 50e9 / (256 * MIB))  # both sized from a rate measured here
-    probe, first, _ = (int(c.split("-i ")[1]) for c in peak)
-    assert (probe, first) == (likwid.iterations_for(64 * KIB, 10.0, 0.05), math.ceil(0.5 * 50e9 / (64 * KIB)))
+    assert int(peak[0].split("-i ")[1]) == math.ceil(0.5 * 50e9 / (64 * KIB))
     r.time(("fp32",))  # one roof's round alone: beside the part of the run that measures it
     assert log.read_text().split("\n")[len(calls) - 1 :][0].startswith("-t peakflops_sp_avx512_fma ")
     assert [len(v) for v in r.results.values()] == [2, 3]
@@ -265,6 +271,19 @@ def test_the_referee_times_one_likwid_run_per_roof_a_round_sized_from_the_last(t
     for bad in (({"DRAM": 0}, 2, 0.5), ({"DRAM": MIB}, 0, 0.5), ({"DRAM": MIB}, 2, 0.0)):
         with pytest.raises(BadInput, match="positive"):
             likwid.RefereeRounds(bad[0], threads=bad[1], seconds=bad[2])
+
+
+def test_the_probes_run_side_by_side_and_sleep_their_second_once(tmp_path, monkeypatch):
+    """likwid-bench sleeps 1 s calibrating its clock: the probes run at once, every one started before the
+    first ends, so they sleep that second once."""
+    log = tmp_path / "times.txt"
+    exe = tmp_path / "likwid-bench"
+    exe.write_text(f'#!/bin/sh\necho start >> "{log}"\nsleep 1\necho end >> "{log}"\necho "MByte/s:  1000"\n')
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    got = likwid.likwid_probes({f"L{i}": ("load", KIB, 10) for i in range(4)}, threads=1)
+    assert log.read_text().split() == ["start"] * 4 + ["end"] * 4
+    assert {k: v.rate for k, v in got.items()} == {f"L{i}": 1.0 for i in range(4)}
 
 
 def test_the_referee_is_unavailable_without_a_working_likwid_bench(tmp_path, monkeypatch):

@@ -81,6 +81,22 @@ def parse(text: str, flops: bool = False) -> tuple[float, str]:
     raise BackendUnavailable(f"likwid-bench printed no {'MFlops/s' if flops else 'MByte/s'} figure")
 
 
+def _command(kernel: str, nbytes: int, threads: int, iterations: int | None) -> list[str]:
+    if nbytes <= 0 or threads <= 0:
+        raise BadInput(f"likwid-bench needs a positive size and thread count, got {nbytes} and {threads}")
+    cmd = [executable(), "-t", kernel, "-W", f"N:{int(nbytes)}B:{threads}"]
+    return cmd + (["-i", str(max(10, int(iterations)))] if iterations is not None else [])
+
+
+def _result(kernel: str, nbytes: int, threads: int, returncode: int, stdout: str, stderr: str) -> LikwidResult:
+    if returncode != 0:
+        last = (stderr or stdout).strip().splitlines()[-1:] or ["no output"]
+        raise BackendUnavailable(f"likwid-bench {kernel} failed (exit {returncode}): {last[0]}")
+    rate, unit = parse(stdout, flops=kernel.startswith("peakflops"))
+    data = parse(stdout)[0] if unit != "GB/s" else rate
+    return LikwidResult(kernel, int(nbytes), threads, rate, unit, data)
+
+
 def likwid_bench(
     kernel: str, nbytes: int, threads: int, iterations: int | None = None, timeout: float = 120
 ) -> LikwidResult:
@@ -89,23 +105,47 @@ def likwid_bench(
     ``nbytes`` is the working set of all threads together (likwid-bench splits it); ``iterations``
     per thread, else likwid-bench's own calibration (≥ 1 s).
     """
-    if nbytes <= 0 or threads <= 0:
-        raise BadInput(f"likwid-bench needs a positive size and thread count, got {nbytes} and {threads}")
-    cmd = [executable(), "-t", kernel, "-W", f"N:{int(nbytes)}B:{threads}"]
-    if iterations is not None:
-        cmd += ["-i", str(max(10, int(iterations)))]
+    cmd = _command(kernel, nbytes, threads, iterations)
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise BackendUnavailable(f"likwid-bench {kernel} did not finish within {timeout:.0f} s") from None
     except OSError as exc:
         raise BackendUnavailable(f"likwid-bench cannot run: {exc}") from None
-    if out.returncode != 0:
-        last = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise BackendUnavailable(f"likwid-bench {kernel} failed (exit {out.returncode}): {last[0]}")
-    rate, unit = parse(out.stdout, flops=kernel.startswith("peakflops"))
-    data = parse(out.stdout)[0] if unit != "GB/s" else rate
-    return LikwidResult(kernel, int(nbytes), threads, rate, unit, data)
+    return _result(kernel, nbytes, threads, out.returncode, out.stdout, out.stderr)
+
+
+def likwid_probes(
+    runs: Mapping[str, tuple[str, int, int]], threads: int, timeout: float = 60
+) -> dict[str, LikwidResult]:
+    """Short runs of every roof's kernel at once, {roof: (kernel, bytes, iterations)}: what sizes each roof's
+    first real run, never a figure. Each likwid-bench process sleeps 1 s calibrating its clock before it
+    runs (two 0.5 s nanosleeps, likwid's ``timer.c``): side by side they sleep that second once, not once
+    each. Beside each other their rates read low, so the runs they size last longer than asked, never
+    shorter. BackendUnavailable where likwid-bench cannot run here."""
+    procs = {}
+    try:
+        for roof, (kernel, nbytes, iterations) in runs.items():
+            cmd = _command(kernel, nbytes, threads, iterations)
+            procs[roof] = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out = {}
+        for roof, proc in procs.items():
+            try:
+                stdout, stderr = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise BackendUnavailable(
+                    f"likwid-bench {runs[roof][0]} did not finish within {timeout:.0f} s"
+                ) from None
+            kernel, nbytes, _ = runs[roof]
+            out[roof] = _result(kernel, nbytes, threads, proc.returncode, stdout, stderr)
+        return out
+    except OSError as exc:
+        raise BackendUnavailable(f"likwid-bench cannot run: {exc}") from None
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 def iterations_for(nbytes: int, gbps: float, seconds: float) -> int:
@@ -148,9 +188,10 @@ def referee_levels(
     }
 
 
-#: How long each likwid-bench run of :class:`RefereeRounds` lasts, about (seconds).
-REFEREE_ROUND_S = 0.5
-#: The data rate a roof's first, discarded probe run is sized from (GB/s): its figure sizes the rest.
+#: How long each likwid-bench run of :class:`RefereeRounds` lasts, about (seconds), beside the 1 s each
+#: likwid-bench process sleeps calibrating its clock.
+REFEREE_ROUND_S = 0.25
+#: The data rate a roof's probe run is sized from (GB/s): its figure sizes the first real run.
 PROBE_GBPS = 10.0
 #: The working set of a ``peakflops`` run per thread: in L1, so the kernel computes on registers.
 PEAK_BYTES_PER_THREAD = 32 * 1024
@@ -161,8 +202,9 @@ class RefereeRounds:
     run's own rounds so both see the same minutes of a shared machine: the ``load`` kernel at each
     working set of ``loads`` ({roof: bytes, all threads}) and the FMA peak of each of ``peaks``
     ("fp32", "fp64"). Each run lasts about ``seconds``: its iterations come from the last run's data
-    rate, the first's from a short probe run (sized from :data:`PROBE_GBPS`, its figure not kept), so
-    no round's figure is a run of a few milliseconds. BackendUnavailable where likwid-bench cannot run here."""
+    rate, the first's from a short probe (sized from :data:`PROBE_GBPS`, its figure not kept; every
+    roof's probe at once, :func:`likwid_probes`, which also proves likwid-bench runs here), so no round's
+    figure is a run of a few milliseconds. BackendUnavailable where likwid-bench cannot run here."""
 
     def __init__(
         self,
@@ -175,11 +217,12 @@ class RefereeRounds:
             raise BadInput(
                 f"the referee needs positive bytes, threads and seconds, got {dict(loads)}, {threads}, {seconds}"
             )
-        available(threads)
         peak_bytes = PEAK_BYTES_PER_THREAD * threads
         self.runs = {roof: (kernel_for("load"), int(b)) for roof, b in loads.items()}
         self.runs.update({dtype: (kernel_for(dtype), peak_bytes) for dtype in peaks})
         self.threads, self.seconds = threads, seconds
+        probes = {roof: (k, b, iterations_for(b, PROBE_GBPS, seconds / 10)) for roof, (k, b) in self.runs.items()}
+        self.expected = {roof: r.data_gbps for roof, r in likwid_probes(probes, threads).items()}
         self.results: dict[str, list[LikwidResult]] = {roof: [] for roof in self.runs}
 
     def time(self, roofs: Collection[str] | None = None) -> None:
@@ -191,13 +234,8 @@ class RefereeRounds:
             if roofs is not None and roof not in roofs:
                 continue
             done = self.results[roof]
-            if done:
-                expected = done[-1].data_gbps
-            else:  # a guess can be 100× off (L1, the FMA peak): a short probe sizes the first run instead
-                probe = iterations_for(nbytes, PROBE_GBPS, self.seconds / 10)
-                expected = likwid_bench(kernel, nbytes, self.threads, probe).data_gbps
-            iterations = iterations_for(nbytes, expected, self.seconds)
-            done.append(likwid_bench(kernel, nbytes, self.threads, iterations))
+            expected = done[-1].data_gbps if done else self.expected[roof]
+            done.append(likwid_bench(kernel, nbytes, self.threads, iterations_for(nbytes, expected, self.seconds)))
 
     def medians(self) -> dict[str, float]:
         """Each roof's median figure over the rounds (GB/s, GFLOP/s for the peaks); BadInput before the first."""
