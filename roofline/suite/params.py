@@ -7,7 +7,7 @@ run; asv records the others as skipped (NaN), so a run at other sizes never empt
 ``ROOFLINE_N`` (default ``2048,8192``), ``ROOFLINE_BATCH`` (default ``1,8,64,512``) and
 ``ROOFLINE_CACHE_N`` (default ``1024,2048``, the cache-resident class), the backend and GPU classes'
 variables below, ``ROOFLINE_SWEEP_N`` (default ``4096``, the crossover sweep) and ``ROOFLINE_GEMM_N``
-(default 4096 for float32 and 3072 for float64, the GEMM ceilings; neither is an asv parameter):
+(default 2048 for float32 and 1536 for float64, the GEMM ceilings; neither is an asv parameter):
 comma-separated positive integers, each among the grid's values. Anything else is a BadInput naming
 the variable.
 """
@@ -342,6 +342,9 @@ def _asv_repr(value: object) -> str:
     """A parameter value as asv names it in a benchmark's parameterized name (its repr)."""
     return repr(value)
 
+
+#: The dtype models.ModelDecode decodes in; the run measures its compute roof at the model's shapes.
+MODEL_DTYPE = "bf16"
 
 #: models.ModelDecode's model: a preset, then shape fields to change (``ROOFLINE_MODEL``).
 DEFAULT_MODEL = "llama-3-8b:layers=1"
