@@ -309,27 +309,57 @@ def test_compute_rounds_pool_every_rounds_gemms_into_one_roof_per_dtype():
         assert r.n == 64 and "torch" in r.library
 
 
-def test_a_round_of_compute_roofs_settles_warms_then_takes_the_dtypes_in_turn(monkeypatch):
+def test_a_models_dtype_is_measured_at_its_layer_with_or_without_instructions_and_checked(monkeypatch):
+    """A model's dtype gets a roof from F.linear at its own layer, validated against float64, even where
+    the square GEMM is skipped for want of instructions; a wrong F.linear fails loudly."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(compute, "native_reason", lambda d: f"no {d} instructions here")
+    rounds = compute.ComputeRounds(("bf16",), n=64, linear={"bf16": (64, 96, (1, 4))})
+    assert rounds.skipped == {} and set(rounds.gemms) == {"bf16 F.linear 1×64·64×96", "bf16 F.linear 4×64·64×96"}
+    rounds.time(0.01)
+    (roof,) = rounds.roofs()
+    assert roof.dtype == "bf16" and roof.gflops > 0 and "F.linear" in roof.library
+    real = torch.nn.functional.linear
+    monkeypatch.setattr(torch.nn.functional, "linear", lambda x, w: real(x, w) * 1.5)
+    with pytest.raises(KernelMismatch, match="F.linear is wrong"):
+        compute.ComputeRounds(("bf16",), n=64, linear={"bf16": (64, 96, (1,))})
+    with pytest.raises(BadInput, match="no F.linear roof for dtype 'int8'"):
+        compute.ComputeRounds((), linear={"int8": (64, 96, (1,))})
+
+
+def test_a_round_of_compute_roofs_settles_warms_then_takes_the_gemms_in_turn_each_for_its_share(monkeypatch):
+    """One GEMM of each in turn, each until it has lasted its share of the round: a dtype's round split among
+    its GEMMs (the square one and a model's F.linear shapes), so a slow shape costs no more calls of the others."""
     events = []
     monkeypatch.setattr(compute, "settle", lambda: events.append("settle"))
     monkeypatch.setattr(compute, "native_reason", lambda d: "no bf16 here" if d == "bf16" else None)
     now = [0.0]
+    cost = {"int8": 0.125, "fp16": 0.25, "bf16 F.linear 1×8·8×16": 0.0625, "bf16 F.linear 4×8·8×16": 0.25}
 
-    def gemm(dtype, n):
+    def gemm(dtype, n, rows=None, out=None):
         def op():
-            events.append(dtype)
-            now[0] += {"int8": 0.1, "fp16": 0.3}[dtype]
+            events.append(label)
+            now[0] += cost[label]
 
-        return compute._TorchGemm(dtype, n, op, "fake")
+        g = compute._TorchGemm(dtype, n, op, "fake", rows, out)
+        label = g.label
+        return g
 
     monkeypatch.setattr(compute, "_torch_gemm", gemm)
+    monkeypatch.setattr(compute, "_torch_linears", lambda dtype, k, out, rows: [gemm(dtype, k, r, out) for r in rows])
     monkeypatch.setattr(compute.time, "perf_counter", lambda: now[0])
-    rounds = compute.ComputeRounds(("bf16", "int8", "fp16"), n=8)
-    assert rounds.skipped == {"bf16": "no bf16 here"}
+    rounds = compute.ComputeRounds(("bf16", "int8", "fp16"), n=8, linear={"bf16": (8, 16, (1, 4))})
+    assert rounds.skipped == {}  # bf16 has no square GEMM here, but the model's shapes run
     rounds.time(0.5)
-    # one GEMM of each in turn, until the quicker dtype too has lasted the round: the same moments for all
-    assert events == ["settle", "int8", "fp16"] + ["int8", "fp16"] * 5
-    assert len(rounds.samples["int8"]) == len(rounds.samples["fp16"]) == 5
+    one, four = "bf16 F.linear 1×8·8×16", "bf16 F.linear 4×8·8×16"
+    warm = ["settle", "int8", "fp16", one, four]
+    # int8 0.125 s a call: 4 calls for its 0.5 s; fp16 0.25 s: 2; each bf16 shape its half of bf16's 0.5 s
+    assert events == warm + ["int8", "fp16", one, four] + ["int8", "fp16", one] + ["int8", one] * 2
+    assert {k: len(v) for k, v in rounds.samples.items()} == {"int8": 4, "fp16": 2, one: 4, four: 1}
+    rates = {"int8": 99.0, "fp16": 5.0, one: 10.0, four: 12.0}
+    rounds.samples = {k: [rates[k]] * len(v) for k, v in rounds.samples.items()}
+    roofs = {r.dtype: r for r in rounds.roofs()}
+    assert roofs["bf16"].gflops == 12.0 and roofs["bf16"].runs == 1  # the fastest of its shapes
 
 
 def test_the_runs_compute_roofs_are_what_computepeak_records_or_why_not(monkeypatch):
@@ -340,8 +370,9 @@ def test_the_runs_compute_roofs_are_what_computepeak_records_or_why_not(monkeypa
     class Rounds:
         skipped = {"fp16": "no fp16 instructions"}
 
-        def __init__(self, n):
+        def __init__(self, n, linear):
             assert n == 512  # the run's GEMM size
+            assert linear == {"bf16": (4096, 14336, (1, 8))}  # the model's widest layer at its chosen batches
 
         def time(self, round_s):
             assert round_s == compute.COMPUTE_ROUND_S
@@ -350,7 +381,9 @@ def test_the_runs_compute_roofs_are_what_computepeak_records_or_why_not(monkeypa
             return (compute.ComputeRoof("bf16", 612.345678, "fake"),)
 
     monkeypatch.setattr(run, "ComputeRounds", Rounds)
-    part = run._Compute(512)
+    monkeypatch.delenv("ROOFLINE_MODEL", raising=False)  # Llama-3-8B: hidden 4096, MLP 14336
+    part = run._Compute(512, run.model_shapes({"ROOFLINE_MODEL_BATCH": (1, 8)}))
+    assert run.model_shapes({"ROOFLINE_N": (256,)}) == {}  # the live report chooses no model batch
     part.turn()
     got = part.outcome()
     bf16 = compute.ComputeRoof("bf16", 612.345678, "fake")
@@ -363,7 +396,7 @@ def test_the_runs_compute_roofs_are_what_computepeak_records_or_why_not(monkeypa
     with pytest.raises(BackendUnavailable, match="no compute roof for int8"):
         harness.compute_peak(done, "int8")
 
-    def wrong(n):
+    def wrong(n, linear):
         raise KernelMismatch("torch bf16 GEMM is wrong")
 
     monkeypatch.setattr(run, "ComputeRounds", wrong)

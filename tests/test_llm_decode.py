@@ -239,6 +239,28 @@ def test_model_decode_grid_feeds_the_benchmark_floats_and_skips_what_overruns_th
         bench.setup(skipped, 1)
 
 
+@needs_models
+def test_the_models_bound_divides_by_the_runs_roofs_where_this_asv_run_left_them(monkeypatch):
+    """Issue 39, every bound a roof: the bound's roofs are the run's (measured in its rounds, printed with the
+    others), not the model's own of another moment; without them it measures its own and says so."""
+    from roofline.measure import llm_decode
+    from roofline.suite import handoff, harness
+
+    monkeypatch.setenv("ROOFLINE_MODEL_BATCH", "1")
+    own = Hardware("own", {"bf16": 2e12}, bandwidth=2e12)
+    calls, said = [], []
+    monkeypatch.setattr(llm_decode, "local_hardware", lambda dtype, gemm_n: calls.append(dtype) or own)
+    monkeypatch.setattr(harness, "_warn", said.extend)
+    monkeypatch.setattr(handoff, "read", lambda dtype: HW)
+    left = harness.model_decode_grid([1], SHAPES["llama"], context=8, steps=2)
+    given = harness.model_decode_grid([1], SHAPES["llama"], context=8, steps=2, hardware=HW)
+    assert left[1].value["bound_tokens_per_s"] == given[1].value["bound_tokens_per_s"] and not calls
+    monkeypatch.setattr(handoff, "read", lambda dtype: None)
+    mine = harness.model_decode_grid([1], SHAPES["llama"], context=8, steps=2)
+    assert calls == ["bf16"] and any("no run of this asv run left its roofs" in line for line in said)
+    assert mine[1].value["bound_tokens_per_s"] != given[1].value["bound_tokens_per_s"]
+
+
 def test_model_decode_grid_without_transformers_skips_every_batch(monkeypatch):
     from roofline.suite import harness
 

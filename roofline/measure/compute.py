@@ -4,23 +4,25 @@
 - bf16, fp16 and int8 through torch on the CPU (oneDNN, which uses AMX and AVX-512/AVX-VNNI where
   present): ``torch.matmul`` for bf16 and fp16, ``torch._int_mm`` (int8 × int8 → int32) for int8.
 
-A torch dtype is measured only where the CPU has instructions for it (:data:`NATIVE`): elsewhere
-torch converts every element in software (bf16 at ~0.5 GFLOP/s on an AVX2 EPYC, against ~100
-for fp32), which measures the conversion, not a roof. Such a dtype, or one whose library is
-absent, is skipped with the reason. Every GEMM is checked against a float64 product of its own
-operands before it is timed; the roof is the median of :data:`~roofline.measure.ceilings.GEMM_RUNS`
-timed GEMMs with its confidence interval.
+A torch dtype's square GEMM is measured only where the CPU has instructions for it (:data:`NATIVE`):
+elsewhere torch's matmul converts every element in software (bf16 at ~0.5 GFLOP/s on an AVX2 EPYC,
+against ~100 for fp32), which measures the conversion, not a roof. Such a dtype, or one whose
+library is absent, is skipped with the reason, unless a model decodes in it here: then its roof is
+``F.linear`` at the model's own layer (:class:`ComputeRounds`' ``linear``), the kernel the model
+runs. Every GEMM is checked against a float64 product of its own operands before it is timed; the
+roof is the median of :data:`~roofline.measure.ceilings.GEMM_RUNS` timed GEMMs with its confidence
+interval.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import BackendUnavailable, BadInput, KernelMismatch
+from ..errors import BackendUnavailable, BadInput, KernelMismatch, positive_int
 from ..host import cpu_flags, import_torch
 from ..model.dtypes import DTYPES, by_numpy
 from ..model.hierarchy import ComputeRoof
@@ -76,16 +78,23 @@ def native_reason(dtype: str, flags: frozenset[str] | None = None) -> str | None
 
 @dataclass(frozen=True)
 class _TorchGemm:
-    """One dtype's square GEMM on torch, validated: ``op()`` runs it, ``ops`` (FLOPs or int8 OPs) per call."""
+    """One dtype's GEMM on torch, validated: ``op()`` runs it, ``ops`` (FLOPs or int8 OPs) per call; square
+    n × n where ``rows`` is None, else ``F.linear`` of ``rows`` × n activations by ``out`` × n weights."""
 
     dtype: str
     n: int
     op: Callable[[], object]
     library: str
+    rows: int | None = None
+    out: int | None = None
 
     @property
     def ops(self) -> float:
-        return 2.0 * self.n**3
+        return 2.0 * self.n**3 if self.rows is None else 2.0 * self.rows * self.n * self.out
+
+    @property
+    def label(self) -> str:
+        return self.dtype if self.rows is None else f"{self.dtype} F.linear {self.rows}×{self.n}·{self.n}×{self.out}"
 
 
 def _torch_gemm(dtype: str, n: int) -> _TorchGemm:
@@ -138,6 +147,45 @@ def _torch_roof(dtype: str, n: int, runs: int) -> ComputeRoof:
     return ComputeRoof(dtype, ci.median, gemm.library, ci.low, ci.high, n, runs)
 
 
+def _torch_linears(dtype: str, k: int, out: int, rows: Sequence[int]) -> list[_TorchGemm]:
+    """``F.linear`` of ``r`` × ``k`` activations, for each ``r`` of ``rows``, by one ``out`` × ``k`` weight in
+    ``dtype``, as a model's layer runs it; each validated on a sample of its output columns (KernelMismatch
+    if wrong)."""
+    torch = import_torch()
+    tdtype = getattr(torch, DTYPES[dtype].torch)
+    check_fits(4 * (out * k + 2 * max(rows) * max(k, out)), f"a {k}×{out} {dtype} F.linear")
+    w = torch.from_numpy(random_array((out, k), "float32", 24)).to(tdtype)
+    cols = np.arange(0, out, max(1, out // 256))
+    w64 = w[cols].to(torch.float64).numpy().T
+    library = f"torch {torch.__version__} F.linear at a model's shapes ({torch.get_num_threads()} threads)"
+    gemms = []
+    for r in rows:
+        x = torch.from_numpy(random_array((r, k), "float32", 23)).to(tdtype)
+
+        def op(x=x):
+            return torch.nn.functional.linear(x, w)
+
+        try:
+            y = op()
+        except RuntimeError as exc:
+            why = f"torch {torch.__version__} cannot run a {dtype} F.linear on this CPU: {exc}"
+            raise BackendUnavailable(why) from None
+        err = relative_error(y[:, cols].to(torch.float64).numpy(), x.to(torch.float64).numpy() @ w64)
+        if not err <= DTYPES[dtype].tolerance:
+            raise KernelMismatch(f"torch {dtype} F.linear is wrong: relative error {err:.3g}; no roof reported")
+        gemms.append(_TorchGemm(dtype, k, op, library, r, out))
+    return gemms
+
+
+def _linear_checked(dtype: str, k: int, out: int, rows: Sequence[int]) -> tuple[int, int, tuple[int, ...]]:
+    if dtype not in TORCH_DTYPES or dtype == "int8":
+        raise BadInput(f"no F.linear roof for dtype {dtype!r} (use bf16 or fp16)")
+    rows = tuple(positive_int("F.linear rows", r) for r in rows)
+    if not rows:
+        raise BadInput("an F.linear roof needs at least one row count")
+    return positive_int("F.linear k", k), positive_int("F.linear out", out), rows
+
+
 def _checked(dtype: str, n: int | None, require_native: bool) -> int:
     """The GEMM size of a torch dtype's roof; BadInput, or BackendUnavailable where the CPU emulates it."""
     if dtype not in COMPUTE_DTYPES:
@@ -157,48 +205,77 @@ class ComputeRounds:
     validated). A dtype that cannot run here keeps its reason (:attr:`skipped`); KernelMismatch if wrong.
     In three rounds of 0.5 s a 2-core VM's int8 roof moved max/min 1.08-1.15 over eight runs
     (docs/measured/method.md has the one-moment figures it replaced).
+
+    ``linear``: {dtype: (k, out, rows)}, a model's layer (``out`` × ``k`` weights) at each of ``rows``
+    activation rows (its batches), in a dtype it decodes in here, timed as ``F.linear`` beside the square
+    GEMM, whether or not the CPU has the dtype's instructions (the model runs it either way). The dtype's
+    roof is the fastest median of its GEMMs: a roof below the rate of the model's own layers would let the
+    model beat its bound. Without bf16 instructions this 2-core EPYC ran a square bf16 ``torch.matmul`` at
+    0.3-1.2 GFLOP/s and ``F.linear`` at 11-20.
     """
 
-    def __init__(self, dtypes: Sequence[str] = TORCH_DTYPES, n: int | None = None, require_native: bool = True):
+    def __init__(
+        self,
+        dtypes: Sequence[str] = TORCH_DTYPES,
+        n: int | None = None,
+        require_native: bool = True,
+        linear: Mapping[str, tuple[int, int, Sequence[int]]] | None = None,
+    ):
         self.gemms: dict[str, _TorchGemm] = {}
         self.skipped: dict[str, str] = {}
         for dtype in dtypes:
             try:
-                self.gemms[dtype] = _torch_gemm(dtype, _checked(dtype, n, require_native))
+                self._add(_torch_gemm(dtype, _checked(dtype, n, require_native)))
             except BackendUnavailable as exc:
                 self.skipped[dtype] = str(exc)
-        self.samples: dict[str, list[float]] = {d: [] for d in self.gemms}
+        for dtype, (k, out, rows) in (linear or {}).items():
+            try:
+                for gemm in _torch_linears(dtype, *_linear_checked(dtype, k, out, rows)):
+                    self._add(gemm)
+            except BackendUnavailable as exc:
+                self.skipped.setdefault(dtype, str(exc))
+            else:
+                self.skipped.pop(dtype, None)
+        self.samples: dict[str, list[float]] = {label: [] for label in self.gemms}
+
+    def _add(self, gemm: _TorchGemm) -> None:
+        self.gemms[gemm.label] = gemm
 
     def time(self, round_s: float = COMPUTE_ROUND_S) -> None:
         """One round: once the last work's BLAS workers sleep and a GEMM of each has woken torch's, the
-        dtypes' GEMMs in turn, one of each at a time, until every dtype's add up to ``round_s`` (at most
-        :data:`COMPUTE_MAX_GEMMS` each)."""
+        GEMMs in turn, one of each at a time, each until its dtype's GEMMs add up to ``round_s`` (its share
+        of them, at most :data:`COMPUTE_MAX_GEMMS` calls)."""
         if round_s <= 0:
             raise BadInput(f"a round needs a positive length, got {round_s}")
         gemms = list(self.gemms.values())
         settle()
         for g in gemms:
             g.op()
+        share = {g.label: round_s / sum(h.dtype == g.dtype for h in gemms) for g in gemms}
         spent = dict.fromkeys(self.gemms, 0.0)
         for _ in range(COMPUTE_MAX_GEMMS if gemms else 0):
-            if min(spent.values()) >= round_s:
+            due = [g for g in gemms if spent[g.label] < share[g.label]]
+            if not due:
                 break
-            for g in gemms:
+            for g in due:
                 t0 = time.perf_counter()
                 g.op()
                 t = time.perf_counter() - t0
-                spent[g.dtype] += t
-                self.samples[g.dtype].append(g.ops / t / 1e9)
+                spent[g.label] += t
+                self.samples[g.label].append(g.ops / t / 1e9)
 
     def roofs(self) -> tuple[ComputeRoof, ...]:
-        """Each dtype's median over every round's GEMMs and its interval; BadInput before the first round."""
+        """Each dtype's roof: the fastest median of its GEMMs over every round, and its interval; BadInput
+        before the first round."""
         if any(not s for s in self.samples.values()):
             raise BadInput("the compute roofs were never timed")
-        out = []
-        for dtype, rates in self.samples.items():
-            ci, g = median_ci(rates), self.gemms[dtype]
-            out.append(ComputeRoof(dtype, ci.median, g.library, ci.low, ci.high, g.n, len(rates)))
-        return tuple(out)
+        best: dict[str, ComputeRoof] = {}
+        for label, rates in self.samples.items():
+            ci, g = median_ci(rates), self.gemms[label]
+            roof = ComputeRoof(g.dtype, ci.median, g.library, ci.low, ci.high, g.n, len(rates))
+            if g.dtype not in best or roof.gflops > best[g.dtype].gflops:
+                best[g.dtype] = roof
+        return tuple(best.values())
 
 
 def compute_roof(dtype: str, n: int | None = None, runs: int = GEMM_RUNS, require_native: bool = True) -> ComputeRoof:

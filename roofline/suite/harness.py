@@ -35,8 +35,9 @@ from ..measure.timing import settle
 from ..model import guards
 from ..model.dtypes import SUITE, by_numpy
 from ..outcome import Failed, Measured, Outcome, Skipped, attempt, of_cache
-from . import params
-from .run import PASSES, RunState, Timed, measure_run  # noqa: F401  (measure_run: the decode setup_cache)
+from . import handoff, params
+from . import run as _run
+from .run import PASSES, RunState, Timed
 
 _said: set[str] = set()
 
@@ -105,6 +106,28 @@ def cached(value):
     """What a setup_cache returned: its figures, or what it came to instead raised (a bare reason, a string,
     or :class:`~roofline.outcome.Skipped`: the benchmark is skipped; :class:`~roofline.outcome.Failed`: it fails)."""
     return of_cache(value)
+
+
+def measure_run(grid: Mapping[str, Sequence[object]]) -> RunState:
+    """The suite's setup_cache (:func:`roofline.suite.run.measure_run`); the roofs a later setup_cache's bound
+    divides by are left for it (:mod:`~roofline.suite.handoff`: models.ModelDecode's)."""
+    state = _run.measure_run(grid)
+    left = run_roofs(state)
+    if left is not None:
+        handoff.leave(*left)
+    return state
+
+
+def run_roofs(state: RunState) -> tuple[float, dict[str, float]] | None:
+    """The run's DRAM roof (GB/s) and its compute roofs (GFLOP/s by dtype name: numpy's GEMMs, torch's dtypes),
+    as asv records them; None without a DRAM roof."""
+    hw = state.hardware
+    if hw is None:
+        return None
+    peaks = {d: v / 1e9 for d, v in hw.peak_flops.items()}
+    if state.compute.ok:
+        peaks |= {d: o.value.gflops for d, o in state.compute.value.items() if o.ok}
+    return hw.bandwidth / 1e9, peaks
 
 
 def require(run: RunState | str) -> RunState:
@@ -500,7 +523,7 @@ def compute_peak(run: RunState | str, dtype: str) -> float:
 # ---- a real model decoded here (benchmarks/models.py) ----------------------------------------------
 
 #: The dtype models.ModelDecode decodes in (its model: :func:`roofline.suite.params.model_decode`).
-MODEL_DECODE_DTYPE = "bf16"
+MODEL_DECODE_DTYPE = params.MODEL_DTYPE
 #: A batch whose bound alone is longer than this per step here is skipped, with the figures: make bench
 #: keeps to its few minutes (a CPU without bf16 instructions computes bf16 far below its fp32 roof).
 MODEL_STEP_BUDGET_S = 2.0
@@ -543,8 +566,11 @@ def model_decode_grid(
         return grid
     try:
         import_transformers()
-        # the roof of a GEMM no wider than the model's own matrices
-        hw = hardware or local_hardware(dtype, gemm_n=min(1024, shape.hidden))
+        hw = hardware or handoff.read(dtype)  # the run's roofs, measured in its rounds
+        if hw is None:
+            # the roof of a GEMM no wider than the model's own matrices, measured here and now
+            hw = local_hardware(dtype, gemm_n=min(1024, shape.hidden))
+            _warn([f"{shape.name}: no run of this asv run left its roofs; the bound's are the model's own"])
     except BackendUnavailable as exc:
         return {**grid, **{b: Skipped(str(exc)) for b in batches}}
     setup = DecodeSetup(shape, hw, dtype=dtype, kv_dtype=dtype, context=context + steps)
@@ -577,6 +603,10 @@ def model_decode_grid(
 
 # ---- an engine decoding a real model file here (benchmarks/engines.py) -------------------------------
 
+#: Timed decode steps of each (format, batch) in each of the engine's three rounds: 24 pooled. At 16 the
+#: steps took 20 s of the 33 of the engine's setup_cache here (F16 batch 8: 92 ms a step).
+ENGINE_STEPS = 8
+
 
 def engine_decode_grid(
     engine: str, formats: Sequence[str], batches: Sequence[int], shape=None
@@ -596,7 +626,9 @@ def engine_decode_grid(
     keys = [(f, b) for f in formats for b in batches]
     try:
         shape = shape or params.engine_model()
-        run = measure_engine_decode(lookup_engine(engine), shape, list(formats), list(batches), gemm_n=params.gemm_n())
+        run = measure_engine_decode(
+            lookup_engine(engine), shape, list(formats), list(batches), steps=ENGINE_STEPS, gemm_n=params.gemm_n()
+        )
     except BadInput as exc:  # the model cannot be written or run here (disk, memory, shape)
         return {**unchosen, **{k: Skipped(str(exc)) for k in keys}}
     _warn(run.warnings)

@@ -235,6 +235,12 @@ class Part:
         """End what the part holds (threads) where :meth:`outcome` has not."""
 
 
+#: Samples of each point in a pass, at least: more until they add up to MIN_TOTAL_S, so only a step of
+#: ≥ 0.1 s a call takes this few (nine in all over the passes). At seven, n=8192 batch 512 (0.48 s a
+#: call here) took 13 s of the run's 130.
+POINT_REPEATS = 3
+
+
 class _Points(Part):
     """The chosen decode points in rounds (:class:`~roofline.measure.step.StepRounds`), DRAM and cache-resident
     interleaved: {key: its measurement}."""
@@ -243,7 +249,7 @@ class _Points(Part):
 
     def __init__(self, steps: Mapping[tuple, object]):
         self.keys = list(steps)
-        super().__init__(lambda: StepRounds(list(steps.values())))
+        super().__init__(lambda: StepRounds(list(steps.values()), repeats=POINT_REPEATS))
 
     def turn(self) -> None:
         self._time()
@@ -320,13 +326,14 @@ class _Referee(Part):
 
 class _Compute(Part):
     """The torch dtypes' compute roofs in rounds (:class:`~roofline.measure.compute.ComputeRounds`), at
-    the run's GEMM size (ROOFLINE_GEMM_N, else the torch default): {dtype: its roof's outcome}, a dtype
-    that cannot run here skipped with why."""
+    the run's GEMM size (ROOFLINE_GEMM_N, else the torch default) and, for the dtype models.ModelDecode
+    decodes in, at the model's own layer (``linear``: :func:`model_shapes`): {dtype: its roof's outcome},
+    a dtype that cannot run here skipped with why."""
 
     name = "compute"
 
-    def __init__(self, gemm_n: int | None):
-        super().__init__(lambda: ComputeRounds(n=gemm_n))
+    def __init__(self, gemm_n: int | None, linear: Mapping[str, tuple[int, int, tuple[int, ...]]] | None = None):
+        super().__init__(lambda: ComputeRounds(n=gemm_n, linear=linear))
 
     def turn(self) -> None:
         self._time(COMPUTE_ROUND_S)
@@ -384,6 +391,17 @@ class _Levels(Part):
     def close(self) -> None:
         if self.timer is not None:
             self.timer.close()
+
+
+def model_shapes(chosen: Mapping[str, tuple]) -> dict[str, tuple[int, int, tuple[int, ...]]]:
+    """models.ModelDecode's widest layer (hidden → MLP width, its gate and up projections) at each batch
+    this run chose for it, in the dtype it decodes in: the F.linear its bound's compute roof is timed at
+    (none where the run chose no model batch, as the live report)."""
+    batches = tuple(chosen.get("ROOFLINE_MODEL_BATCH", ()))
+    if not batches:
+        return {}
+    shape = params.model_decode()
+    return {params.MODEL_DTYPE: (shape.hidden, shape.intermediate, batches)}
 
 
 def roof_shapes(chosen: Mapping[str, tuple]) -> list[tuple[int, int]]:
@@ -463,8 +481,9 @@ def measure_run(
 
 def _turns(timed, ceilings, referee, compute, sweeping, levels) -> tuple[tuple[str, Callable[[], None]], ...]:
     """One pass over the parts: each referee right beside the parts it referees, since this machine moves
-    within seconds: DRAM's after the points and after the sweep (twice a pass: DRAM moves most), the FMA
-    peaks' after the ceilings, the caches' after the levels."""
+    within seconds: DRAM's between the points and the ceilings (whose STREAM read is the DRAM roof), the
+    FMA peaks' after the ceilings, the caches' after the levels. Each likwid-bench run sleeps a second
+    calibrating its clock: one referee a roof and pass."""
     return (
         ("points", timed.turn),
         ("DRAM referee", referee.turn_of(referee.dram)),
@@ -472,7 +491,6 @@ def _turns(timed, ceilings, referee, compute, sweeping, levels) -> tuple[tuple[s
         ("peak referee", referee.turn_of(referee.peaks)),
         ("compute roofs", compute.turn),
         ("crossover sweep", sweeping.turn),
-        ("DRAM referee", referee.turn_of(referee.dram)),
         ("level sweep", levels.turn),
         ("cache referees", referee.turn_of(referee.caches)),
     )
@@ -501,7 +519,7 @@ def _measure(chosen, grid, sweep, gemm_n: int | None, llc: tuple[int, str], watc
     steps, points = _steps(chosen, grid)
     timed, ceilings = _Points(steps), _Ceilings(gemm_n, roof_shapes(chosen))
     sweeping = _Sweep(*sweep)
-    referee, compute, levels = _Referee(), _Compute(gemm_n), _Levels()
+    referee, compute, levels = _Referee(), _Compute(gemm_n, model_shapes(chosen)), _Levels()
     parts = (timed, ceilings, referee, compute, sweeping, levels)
     try:
         _passes(_turns(*parts), progress)

@@ -1,0 +1,57 @@
+"""The run's roofs left for a later setup_cache of the same asv run (roofline.suite.handoff): issue 39's
+"every bound a roof", the model's bound dividing by the roofs the run measured in its rounds."""
+
+from __future__ import annotations
+
+import os
+import types
+
+from roofline.outcome import Measured, Skipped
+from roofline.suite import handoff, harness
+from roofline.suite.run import RunRoofs, RunState
+
+
+def test_the_roofs_one_asv_run_leaves_are_read_back_by_that_run_only(tmp_path):
+    handoff.leave(31.5, {"fp32": 150.0, "bf16": 19.5}, tmp_path, key="1-100")
+    hw = handoff.read("bf16", tmp_path, key="1-100")
+    assert (hw.bandwidth, hw.peak_flops) == (31.5e9, {"bf16": 19.5e9})
+    assert "the run's roofs" in hw.source
+    assert handoff.read("bf16", tmp_path, key="1-101") is None  # another asv run: the same pid, started later
+    assert handoff.read("fp16", tmp_path, key="1-100") is None  # no roof for the model's dtype
+    (tmp_path / f"{handoff.PREFIX}1-100.json").write_text("{not json")
+    assert handoff.read("bf16", tmp_path, key="1-100") is None
+
+
+def test_an_ended_asv_runs_roofs_go_when_the_next_run_leaves_its_own(tmp_path):
+    dead = 2**22 + 12345  # above any pid_max's default: no such process
+    assert not os.path.exists(f"/proc/{dead}")
+    handoff.leave(30.0, {"fp32": 1.0}, tmp_path, key=f"{dead}-7")
+    alive = handoff.leave(31.0, {"fp32": 1.0}, tmp_path, key=f"{os.getpid()}-8")
+    handoff.leave(32.0, {"fp32": 1.0}, tmp_path, key=f"{os.getppid()}-9")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive.name, f"{handoff.PREFIX}{os.getppid()}-9.json"])
+
+
+def test_the_key_is_the_parents_pid_and_start_time(tmp_path):
+    (tmp_path / "42").mkdir()
+    (tmp_path / "42" / "stat").write_text("42 (asv run (x)) S 1 42 42 0 -1 4194560" + " 0" * 12 + " 987654 rest")
+    assert handoff.asv_run_key(42, tmp_path) == "42-987654"
+    assert handoff.asv_run_key(43, tmp_path) is None  # the OS does not say
+    assert (
+        handoff.asv_run_key()
+        == f"{os.getppid()}-{open(f'/proc/{os.getppid()}/stat').read().rpartition(')')[2].split()[19]}"
+    )
+
+
+def test_the_setup_cache_leaves_the_roofs_asv_records(tmp_path, monkeypatch):
+    """The DRAM roof and every compute roof the run measured: numpy's GEMMs and torch's dtypes (bf16 here)."""
+    quiet = types.SimpleNamespace(headline=lambda: "")
+    ceilings = Measured(RunRoofs({"read": 30.0, "add": 28.0}, {"float32": 150.0, "float64": 75.0}))
+    compute = Measured({"bf16": Measured(types.SimpleNamespace(gflops=19.5)), "fp16": Skipped("no fp16 here")})
+    state = RunState({}, 1, "test", 256, quiet, ceilings=ceilings, compute=compute)
+    assert harness.run_roofs(state) == (30.0, {"fp32": 150.0, "fp64": 75.0, "bf16": 19.5})
+    monkeypatch.setattr(harness._run, "measure_run", lambda grid: state)
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))
+    assert harness.measure_run({}) is state
+    hw = handoff.read("bf16")  # this process's parent is the "asv run" here
+    assert (hw.bandwidth, hw.peak("bf16")) == (30e9, 19.5e9)
+    assert harness.run_roofs(RunState({}, 1, "test", 256, quiet)) is None  # no ceilings: nothing to leave
