@@ -46,6 +46,26 @@ def _asv(*args: str, env: dict[str, str] | None = None) -> int:
     return run_child([sys.executable, "-m", "asv", *args], stdin=subprocess.DEVNULL, env=env)
 
 
+def launch_method() -> list[str]:
+    """asv run's ``--launch-method``: ``forkserver`` where no CUDA device is here, else asv.conf.json's ``spawn``.
+
+    With spawn every benchmark process starts Python and imports numpy and the suite: 0.45 s of each of a
+    default run's ~170 processes here (76 s). The forkserver imports the suite once and forks a process per
+    benchmark. CUDA and fork do not mix (a CUDA context does not survive a fork), so a machine with a
+    device keeps spawn.
+    """
+    from .host import gpu_present
+
+    return [] if gpu_present() else ["--launch-method", "forkserver"]
+
+
+#: asv's ``repeat`` for the ``time_`` twins of a ``make bench`` run: 4 to 6 samples in each of the suite's three
+#: asv rounds (its 10 to 20 are for ``roofline regress`` and asv by hand, whose significance test needs them). A
+#: twin's round then lasts about 0.5 s (samples of ≥ 0.1 s) instead of 2: the 66 twin processes of a default run
+#: took 251 s of its 549 here.
+TWIN_REPEAT = (4, 6, 1.0)
+
+
 def head_commit() -> str:
     """The commit asv will benchmark; BadInput outside a git checkout with commits."""
     proc = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True)
@@ -359,7 +379,8 @@ def _run(
 ) -> int:
     from .measure.contention import cpu_times, lost_shares
 
-    run = ["run", "--show-stderr", "--record-samples", "--machine", machine]
+    run = ["run", "--show-stderr", "--record-samples", "--machine", machine, *launch_method()]
+    run += ["-a", "repeat=({},{},{})".format(*TWIN_REPEAT)]
     with tempfile.TemporaryDirectory(prefix="roofline-python-") as tmp:
         env = None
         if same_python:

@@ -37,6 +37,7 @@ from .bench import (
     asv_virtualenv,
     check_requirements,
     kept_results,
+    launch_method,
     measured_anything,
 )
 from .errors import EXIT_BUSY, BadInput, Interrupted
@@ -143,7 +144,7 @@ def _run_both(
         commits = Path(tmp) / "commits.txt"
         commits.write_text(f"{a}\n{b}\n")
         run = ["run", "--show-stderr", "--record-samples", "--machine", machine, f"--python={version}"]
-        run += ["-a", f"rounds={rounds}", "--interleave-rounds", f"HASHFILE:{commits}", *regexes]
+        run += [*launch_method(), "-a", f"rounds={rounds}", "--interleave-rounds", f"HASHFILE:{commits}", *regexes]
         stage[0] = "asv run"
         first, own0 = cpu_times(), _own_cpu()
         rc = _asv(*run, env=env)
