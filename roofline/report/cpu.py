@@ -478,8 +478,12 @@ def render_roofs(h: Hierarchy) -> list[str]:
     out = []
     if h.levels:
         out.append("  memory roofs (GB/s, 1 GB = 10⁹ B; sizes in KiB/MiB/GiB, binary, as the OS gives them; median")
-        out.append("  of the level's plateau in a working-set sweep or of the STREAM kernel named; roof% divides by")
-        out.append("  the roof of the level a point's working set fits in, and its dtype's compute roof):")
+        out.append(
+            "  of the level's plateau in a working-set sweep, or of the STREAM kernel named in its fastest round;"
+        )
+        out.append(
+            "  roof% divides by the roof of the level a point's working set fits in, and its dtype's compute roof):"
+        )
         rw = {r.level: r.gbps for r in h.read_write}
         for r in h.levels:
             line = f"    {r.level:<5} {r.gbps:8.1f}  {r.kernel}"

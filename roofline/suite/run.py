@@ -34,7 +34,6 @@ from ..errors import BackendUnavailable, BadInput, KernelMismatch
 from ..host import blas_threads, cache_topology, cpu_count, llc_bytes
 from ..measure.ceilings import (
     BANDWIDTH_RUNS,
-    CEILING_KERNEL,
     GEMM_RUNS,
     STREAM_ROUND_S,
     CeilingRounds,
@@ -273,11 +272,10 @@ class _Ceilings(Part):
         """The figures the ceiling benchmarks record, and every derived figure divides by."""
         c = timer.ceilings()
         hw = c.hardware
-        # the roof is the figure hardware_from() makes of the roof kernel; the other kernels alike
-        pick = "best" if hw.bandwidth == c.bandwidth[CEILING_KERNEL].best else "median"
+        # the roof is the figure hardware_from() makes of the roof kernel (its fastest round); the others alike
         self.warnings += [w for k, bw in c.bandwidth.items() for w in guards.noisy_passes(bw.spread, f"{k} bandwidth")]
         return RunRoofs(
-            {k: getattr(bw, pick) / 1e9 for k, bw in c.bandwidth.items()},
+            {k: bw.roof / 1e9 for k, bw in c.bandwidth.items()},
             {d: hw.peak_flops[by_numpy(d).name] / 1e9 for d in c.peaks},
             {k: bw.spread for k, bw in c.bandwidth.items()},
         )
@@ -332,7 +330,7 @@ class _Compute(Part):
 
     name = "compute"
 
-    def __init__(self, gemm_n: int | None, linear: Mapping[str, tuple[int, int, tuple[int, ...]]] | None = None):
+    def __init__(self, gemm_n: int | None, linear: Mapping[str, tuple[list, tuple[int, ...]]] | None = None):
         super().__init__(lambda: ComputeRounds(n=gemm_n, linear=linear))
 
     def turn(self) -> None:
@@ -361,7 +359,6 @@ class _Sweep(Part):
 
     def figures(self, timer) -> Crossover:
         s = timer.result()
-        self.warnings += [w for m in s.points for w in guards.noisy(m.spread, f"sweep n={m.n} batch={m.batch}")]
         if not s.knee.within_sweep:
             swept = f"{self.batches[0]}..{self.batches[-1]}"
             self.warnings.append(f"the knee ({s.knee.batch:.0f}) lies outside the sweep {swept}: extrapolated")
@@ -393,15 +390,17 @@ class _Levels(Part):
             self.timer.close()
 
 
-def model_shapes(chosen: Mapping[str, tuple]) -> dict[str, tuple[int, int, tuple[int, ...]]]:
-    """models.ModelDecode's widest layer (hidden → MLP width, its gate and up projections) at each batch
-    this run chose for it, in the dtype it decodes in: the F.linear its bound's compute roof is timed at
-    (none where the run chose no model batch, as the live report)."""
+def model_shapes(chosen: Mapping[str, tuple]) -> dict[str, tuple[list[tuple[int, int]], tuple[int, ...]]]:
+    """models.ModelDecode's layers as (k, out) weights (q, k and v, o, the MLP's gate and up, its down; not
+    the 1 GB output head) at each batch this run chose for it, in the dtype it decodes in: the F.linear its
+    bound's compute roof is timed at (none where the run chose no model batch, as the live report)."""
     batches = tuple(chosen.get("ROOFLINE_MODEL_BATCH", ()))
     if not batches:
         return {}
-    shape = params.model_decode()
-    return {params.MODEL_DTYPE: (shape.hidden, shape.intermediate, batches)}
+    m = params.model_decode()
+    q, kv = m.heads * m.head_dim, m.kv_heads * m.head_dim
+    layers = [(m.hidden, q), (m.hidden, kv), (q, m.hidden), (m.hidden, m.intermediate), (m.intermediate, m.hidden)]
+    return {params.MODEL_DTYPE: (list(dict.fromkeys(layers)), batches)}
 
 
 def roof_shapes(chosen: Mapping[str, tuple]) -> list[tuple[int, int]]:
@@ -435,7 +434,7 @@ def _judge(measured: Mapping[tuple, DecodeMeasurement], hw: Hardware | None, llc
     for key, m in measured.items():
         regime, n, b = key
         label = f"{'cache-resident ' if regime == 'cache' else ''}n={n} batch={b}"
-        warnings = guards.noisy(m.spread, label) + threads
+        warnings = list(threads)
         fraction = None
         if regime == "dram":
             warnings += guards.working_set_fits_llc(m.pool_bytes, m.llc_bytes, label)
@@ -448,6 +447,20 @@ def _judge(measured: Mapping[tuple, DecodeMeasurement], hw: Hardware | None, llc
             warnings += guards.above_ceiling(m.gflops, hw.peak(SUITE.name) / 1e9, f"{label} FLOP rate", "GFLOP/s")
         points[key] = Measured(Timed(m, fraction, tuple(warnings)))
     return points
+
+
+def _noisy(points: Mapping[tuple, Outcome], crossover: Outcome) -> tuple[str, ...]:
+    """One line naming every timed step of the run (point or sweep batch) whose samples spread beyond the
+    noise threshold: asv's output carried one line a step (more than a dozen in a run here)."""
+    spreads = []
+    for (regime, n, b), p in sorted(points.items()):
+        if p.ok:
+            spreads.append(
+                (f"{'cache-resident ' if regime == 'cache' else ''}n={n} batch={b}", p.value.measurement.spread)
+            )
+    if crossover.ok:
+        spreads += [(f"sweep n={m.n} batch={m.batch}", m.spread) for m in crossover.value.points]
+    return tuple(guards.noisy_points(spreads))
 
 
 def measure_run(
@@ -534,7 +547,7 @@ def _measure(chosen, grid, sweep, gemm_n: int | None, llc: tuple[int, str], watc
         c = state["ceilings"]
         points.update(_judge(measured.value, roofs(c.value.bandwidth_gbps, c.value.peak_gflops) if c.ok else None, llc))
     state["points"] = points
-    state["warnings"] = tuple(w for part in parts for w in part.warnings)
+    state["warnings"] = tuple(w for part in parts for w in part.warnings) + _noisy(points, state["crossover"])
     figures = [p.value.measurement for p in points.values() if p.ok]
     state["conditions"] = watch.stop(flat_timing([m.work for m in figures]))
     return state
