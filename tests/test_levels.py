@@ -314,17 +314,18 @@ def test_a_models_dtype_is_measured_at_its_layer_with_or_without_instructions_an
     the square GEMM is skipped for want of instructions; a wrong F.linear fails loudly."""
     torch = pytest.importorskip("torch")
     monkeypatch.setattr(compute, "native_reason", lambda d: f"no {d} instructions here")
-    rounds = compute.ComputeRounds(("bf16",), n=64, linear={"bf16": (64, 96, (1, 4))})
-    assert rounds.skipped == {} and set(rounds.gemms) == {"bf16 F.linear 1×64·64×96", "bf16 F.linear 4×64·64×96"}
+    rounds = compute.ComputeRounds(("bf16",), n=64, linear={"bf16": ([(64, 96), (96, 64), (64, 96)], (1, 4))})
+    shapes = {"1×64·64×96", "4×64·64×96", "1×96·96×64", "4×96·96×64"}  # each layer once, at each batch
+    assert rounds.skipped == {} and set(rounds.gemms) == {f"bf16 F.linear {s}" for s in shapes}
     rounds.time(0.01)
     (roof,) = rounds.roofs()
     assert roof.dtype == "bf16" and roof.gflops > 0 and "F.linear" in roof.library
     real = torch.nn.functional.linear
     monkeypatch.setattr(torch.nn.functional, "linear", lambda x, w: real(x, w) * 1.5)
     with pytest.raises(KernelMismatch, match="F.linear is wrong"):
-        compute.ComputeRounds(("bf16",), n=64, linear={"bf16": (64, 96, (1,))})
+        compute.ComputeRounds(("bf16",), n=64, linear={"bf16": ([(64, 96)], (1,))})
     with pytest.raises(BadInput, match="no F.linear roof for dtype 'int8'"):
-        compute.ComputeRounds((), linear={"int8": (64, 96, (1,))})
+        compute.ComputeRounds((), linear={"int8": ([(64, 96)], (1,))})
 
 
 def test_a_round_of_compute_roofs_settles_warms_then_takes_the_gemms_in_turn_each_for_its_share(monkeypatch):
@@ -348,7 +349,7 @@ def test_a_round_of_compute_roofs_settles_warms_then_takes_the_gemms_in_turn_eac
     monkeypatch.setattr(compute, "_torch_gemm", gemm)
     monkeypatch.setattr(compute, "_torch_linears", lambda dtype, k, out, rows: [gemm(dtype, k, r, out) for r in rows])
     monkeypatch.setattr(compute.time, "perf_counter", lambda: now[0])
-    rounds = compute.ComputeRounds(("bf16", "int8", "fp16"), n=8, linear={"bf16": (8, 16, (1, 4))})
+    rounds = compute.ComputeRounds(("bf16", "int8", "fp16"), n=8, linear={"bf16": ([(8, 16)], (1, 4))})
     assert rounds.skipped == {}  # bf16 has no square GEMM here, but the model's shapes run
     rounds.time(0.5)
     one, four = "bf16 F.linear 1×8·8×16", "bf16 F.linear 4×8·8×16"
@@ -372,7 +373,9 @@ def test_the_runs_compute_roofs_are_what_computepeak_records_or_why_not(monkeypa
 
         def __init__(self, n, linear):
             assert n == 512  # the run's GEMM size
-            assert linear == {"bf16": (4096, 14336, (1, 8))}  # the model's widest layer at its chosen batches
+            # the model's layers at its chosen batches: q and o, k and v, the MLP's gate and up, its down
+            layers = [(4096, 4096), (4096, 1024), (4096, 14336), (14336, 4096)]
+            assert linear == {"bf16": (layers, (1, 8))}
 
         def time(self, round_s):
             assert round_s == compute.COMPUTE_ROUND_S

@@ -779,3 +779,17 @@ def test_the_live_report_measures_with_the_runs_orchestrator_at_its_sizes(measur
     assert calls == [(chosen, chosen, (512, (1, 4)), None)]
     assert (report.overhead_seconds, report.overhead_single_seconds) == (2e-6, 5e-6)
     assert report.decode and all(p.gflops for p in report.decode)
+
+
+def test_the_runs_noisy_steps_are_one_line_for_asv_not_one_a_step(measured):
+    """Issue 39: asv's output carried a "spread … (noisy machine?)" line for every noisy point and sweep batch;
+    the run says it once, naming each, and no point repeats it."""
+    m = next(p.value.measurement for p in measured.points.values() if p.ok)
+    noisy, quiet = replace(m, spread=0.25), replace(m, spread=0.05)
+    points = {("dram", 2048, 1): Measured(run.Timed(noisy)), ("cache", 1024, 8): Measured(run.Timed(noisy))}
+    points |= {("dram", 2048, 8): Measured(run.Timed(quiet)), ("dram", 8192, 1): Skipped("not chosen")}
+    sweep = Measured(run.Crossover(9.0, (replace(noisy, n=4096, batch=4), replace(quiet, n=4096, batch=8))))
+    (line,) = run._noisy(points, sweep)
+    assert line.endswith(": cache-resident n=1024 batch=8 25%, n=2048 batch=1 25%, sweep n=4096 batch=4 25%")
+    assert run._noisy({("dram", 2048, 8): Measured(run.Timed(quiet))}, Failed("no sweep")) == ()
+    assert not any("spread" in w for p in measured.points.values() if p.ok for w in p.value.warnings)

@@ -206,12 +206,13 @@ class ComputeRounds:
     In three rounds of 0.5 s a 2-core VM's int8 roof moved max/min 1.08-1.15 over eight runs
     (docs/measured/method.md has the one-moment figures it replaced).
 
-    ``linear``: {dtype: (k, out, rows)}, a model's layer (``out`` × ``k`` weights) at each of ``rows``
-    activation rows (its batches), in a dtype it decodes in here, timed as ``F.linear`` beside the square
-    GEMM, whether or not the CPU has the dtype's instructions (the model runs it either way). The dtype's
-    roof is the fastest median of its GEMMs: a roof below the rate of the model's own layers would let the
-    model beat its bound. Without bf16 instructions this 2-core EPYC ran a square bf16 ``torch.matmul`` at
-    0.3-1.2 GFLOP/s and ``F.linear`` at 11-20.
+    ``linear``: {dtype: (layers, rows)}, a model's layers (each ``(k, out)``: ``out`` × ``k`` weights) at
+    each of ``rows`` activation rows (its batches), in a dtype it decodes in here, timed as ``F.linear``
+    beside the square GEMM, whether or not the CPU has the dtype's instructions (the model runs it either
+    way). The dtype's roof is the fastest median of its GEMMs: a roof below the rate of any of the model's
+    own layers would let the model beat its bound. Without bf16 instructions this 2-core EPYC ran a square
+    bf16 ``torch.matmul`` at 0.3-1.2 GFLOP/s and Llama-3-8B's layers in ``F.linear`` at 14.6-20.5, the
+    fastest a 4096 × 4096 one at 8 rows.
     """
 
     def __init__(
@@ -219,7 +220,7 @@ class ComputeRounds:
         dtypes: Sequence[str] = TORCH_DTYPES,
         n: int | None = None,
         require_native: bool = True,
-        linear: Mapping[str, tuple[int, int, Sequence[int]]] | None = None,
+        linear: Mapping[str, tuple[Sequence[tuple[int, int]], Sequence[int]]] | None = None,
     ):
         self.gemms: dict[str, _TorchGemm] = {}
         self.skipped: dict[str, str] = {}
@@ -228,10 +229,11 @@ class ComputeRounds:
                 self._add(_torch_gemm(dtype, _checked(dtype, n, require_native)))
             except BackendUnavailable as exc:
                 self.skipped[dtype] = str(exc)
-        for dtype, (k, out, rows) in (linear or {}).items():
+        for dtype, (layers, rows) in (linear or {}).items():
             try:
-                for gemm in _torch_linears(dtype, *_linear_checked(dtype, k, out, rows)):
-                    self._add(gemm)
+                for k, out in dict.fromkeys(layers):
+                    for gemm in _torch_linears(dtype, *_linear_checked(dtype, k, out, rows)):
+                        self._add(gemm)
             except BackendUnavailable as exc:
                 self.skipped.setdefault(dtype, str(exc))
             else:

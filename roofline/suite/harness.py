@@ -361,17 +361,23 @@ def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, Outcome]:
         rounds = _backend_rounds(keys, out)
     reasons = watch.conditions.reasons() if watch.conditions is not None else []
     threads = watch.threads if watch.threads < watch.cores else None
-    for backend in CPU_BACKENDS:
-        if not keys[backend]:
-            continue
-        for key, m in zip(keys[backend], rounds[backend].measurements(), strict=True):
-            label = f"{m.backend} {key[1]} n={m.n} batch={m.batch}"
-            notes = guards.noisy(m.spread, label)
-            if m.threads is not None:
-                notes.append(f"{m.backend} ran on {m.threads} torch thread(s)")
-            if reasons:
-                notes.append(f"the backend class was measured under contention: {'; '.join(reasons)}")
-            out[key] = Measured(Timed(m, warnings=tuple(notes), threads=threads))
+    measured = {
+        key: m
+        for backend in CPU_BACKENDS
+        if keys[backend]
+        for key, m in zip(keys[backend], rounds[backend].measurements(), strict=True)
+    }
+    # one line for every noisy step of the grid: each point carries it, asv's output says it once
+    noisy = guards.noisy_points(
+        [(f"{m.backend} {k[1]} n={m.n} batch={m.batch}", m.spread) for k, m in measured.items()]
+    )
+    for key, m in measured.items():
+        notes = list(noisy)
+        if m.threads is not None:
+            notes.append(f"{m.backend} ran on {m.threads} torch thread(s)")
+        if reasons:
+            notes.append(f"the backend class was measured under contention: {'; '.join(reasons)}")
+        out[key] = Measured(Timed(m, warnings=tuple(notes), threads=threads))
     return out
 
 
