@@ -20,6 +20,7 @@ the report's first line and exits 3 too, after everything was recorded, publishe
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -59,11 +60,12 @@ def launch_method() -> list[str]:
     return [] if gpu_present() else ["--launch-method", "forkserver"]
 
 
-#: asv's ``repeat`` for the ``time_`` twins of a ``make bench`` run: 4 to 6 samples in each of the suite's three
-#: asv rounds (its 10 to 20 are for ``roofline regress`` and asv by hand, whose significance test needs them). A
-#: twin's round then lasts about 0.5 s (samples of ≥ 0.1 s) instead of 2: the 66 twin processes of a default run
-#: took 251 s of its 549 here.
-TWIN_REPEAT = (4, 6, 1.0)
+#: asv's ``rounds`` and ``repeat`` for the ``time_`` twins of a ``make bench`` run: one round of 8 to 10 samples
+#: of ≥ 0.1 s. In the suite's three rounds of 10 to 20 (for ``roofline regress``, whose significance test
+#: across commits needs them, and asv by hand) the 66 twin processes of a default run took 251 s of its 549
+#: here; at three rounds of 4 to 6, 91 s of 286. The run's own points keep their three passes.
+TWIN_ROUNDS = 1
+TWIN_REPEAT = (8, 10, 1.5)
 
 
 def head_commit() -> str:
@@ -146,14 +148,19 @@ def build_asv_env(version: str, env: dict[str, str]) -> list[str]:
     return [exe for line in lines if line.startswith("ASV-PYTHONS ") for exe in line.split()[1:]]
 
 
-def install_requirements(pythons: Sequence[str], requirements: Path) -> list[str]:
+def install_requirements(pythons: Sequence[str], requirements: Path, stamps: Path | None = None) -> list[str]:
     """pip-install ``requirements`` into each of asv's environments (once: pip keeps what is there).
 
     Returns one line per environment it could not install into; the benchmarks that need those
-    packages then skip, as on a machine without them.
+    packages then skip, as on a machine without them. An environment that installed this very file before
+    keeps a stamp of it (:func:`requirements_stamp`, in ``stamps``, default the environment's own folder)
+    and pip does not run again: asking pip what it has took 6 s of each make bench here.
     """
     problems = []
     for exe in pythons:
+        stamp = requirements_stamp(exe, requirements, stamps)
+        if stamp.is_file():
+            continue
         with tempfile.TemporaryFile("w+") as log:
             status = run_child(
                 [exe, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", str(requirements)],
@@ -166,7 +173,17 @@ def install_requirements(pythons: Sequence[str], requirements: Path) -> list[str
         if status != 0:
             why = errors[-1] if errors else f"pip exit status {status}"
             problems.append(f"{requirements} did not install into asv's environment ({why}): what needs it skips")
+        else:
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(f"{requirements}\n")
     return problems
+
+
+def requirements_stamp(exe: str, requirements: Path, stamps: Path | None = None) -> Path:
+    """The file that says ``exe``'s environment installed ``requirements`` as it reads now (its bytes'
+    hash): in ``stamps``, default the environment's folder (it goes with the environment)."""
+    digest = hashlib.sha256(Path(requirements).read_bytes() + str(Path(exe).absolute()).encode()).hexdigest()[:16]
+    return (stamps or Path(exe).absolute().parent.parent) / ".roofline-requirements" / digest
 
 
 def check_requirements(requirements: Sequence[Path] | Path | None, same_python: bool) -> None:
@@ -380,7 +397,7 @@ def _run(
     from .measure.contention import cpu_times, lost_shares
 
     run = ["run", "--show-stderr", "--record-samples", "--machine", machine, *launch_method()]
-    run += ["-a", "repeat=({},{},{})".format(*TWIN_REPEAT)]
+    run += ["-a", f"rounds={TWIN_ROUNDS}", "-a", "repeat=({},{},{})".format(*TWIN_REPEAT)]
     with tempfile.TemporaryDirectory(prefix="roofline-python-") as tmp:
         env = None
         if same_python:

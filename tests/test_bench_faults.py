@@ -400,13 +400,30 @@ def test_a_requirement_that_does_not_install_is_one_line_and_what_is_there_insta
     from roofline.bench import install_requirements
 
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # pip answers from what is installed, reading no package index
-    req = tmp_path / "req.txt"
+    req, stamps = tmp_path / "req.txt", tmp_path / "stamps"
     req.write_text("roofline-no-such-package==0.0.1\n")
-    (line,) = install_requirements([sys.executable], req)
+    (line,) = install_requirements([sys.executable], req, stamps)
     assert "did not install into asv's environment" in line and "roofline-no-such-package" in line
-    assert "\n" not in line
+    assert "\n" not in line and not stamps.exists()  # a failure leaves no stamp: the next run tries again
     req.write_text("numpy\n")  # already here: pip leaves it, nothing to say
-    assert install_requirements([sys.executable], req) == []
+    assert install_requirements([sys.executable], req, stamps) == []
+    assert len(list(stamps.rglob("*"))) == 2  # its folder and its stamp
+
+
+def test_a_requirements_file_an_environment_installed_is_not_asked_of_pip_again(tmp_path, monkeypatch):
+    from roofline import bench
+
+    calls = []
+    monkeypatch.setattr(bench, "run_child", lambda cmd, **kw: calls.append(cmd) or 0)
+    req, stamps = tmp_path / "req.txt", tmp_path / "stamps"
+    req.write_text("numpy\n")
+    for _ in range(2):
+        assert bench.install_requirements(["/env/bin/python", "/other/bin/python"], req, stamps) == []
+    assert len(calls) == 2  # each environment once
+    req.write_text("numpy\ntorch\n")  # the file changed: pip is asked again
+    bench.install_requirements(["/env/bin/python"], req, stamps)
+    assert len(calls) == 3
+    assert bench.requirements_stamp("/env/bin/python", req).parent == Path("/env/.roofline-requirements")
 
 
 @pytest.mark.e2e

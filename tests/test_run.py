@@ -616,13 +616,19 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
     # the level sweep's five rounds at one moment become two at each of the run's three
     # and each turn starts once the last turn's BLAS workers have stopped spinning
     compute = f"compute {run.COMPUTE_ROUND_S}s"
-    # each roof's referee right beside the parts that measure it, once a pass: DRAM's between the points
-    # and the ceilings, the peaks' after the ceilings, the cache levels' after the level sweep
-    turns = ["settle", "points", "settle", "referee ['DRAM']", "settle", per, "settle", "referee ['fp32', 'fp64']"]
-    turns += ["settle", compute, "settle", "sweep", "settle", "levels 2x"]
-    turns += ["settle", "referee ['LLC']"]
+
+    # each roof's referee right beside the parts that measure it: DRAM's between the points and the
+    # ceilings, every pass; the peaks' after the ceilings and the cache levels' after the level sweep, in
+    # the middle pass (each likwid-bench run sleeps a second)
+    def turns(others):
+        peaks = ["settle", "referee ['fp32', 'fp64']"] * others
+        caches = ["settle", "referee ['LLC']"] * others
+        out = ["settle", "points", "settle", "referee ['DRAM']", "settle", per, *peaks, "settle", compute]
+        return out + ["settle", "sweep", "settle", "levels 2x", *caches]
+
     pooled = ["plateaus", "levels closed", "knee", "compute pooled", "referee pooled", "pooled"]
-    assert events == made + turns * 3 + pooled + ["stop"]
+    assert run.REFEREE_PASS == 1
+    assert events == made + turns(False) + turns(True) + turns(False) + pooled + ["stop"]
     # a part that cannot pool its rounds fails alone, saying why: the run and the other parts go on
     assert (state["ceilings"], state["crossover"], state["levels"]) == (
         Failed("stop here"),

@@ -492,29 +492,37 @@ def measure_run(
     return RunState(chosen, llc[0], llc[1], sweep[0], blas_threads=threads, gemm_n=gemm_n, **state)
 
 
-def _turns(timed, ceilings, referee, compute, sweeping, levels) -> tuple[tuple[str, Callable[[], None]], ...]:
-    """One pass over the parts: each referee right beside the parts it referees, since this machine moves
-    within seconds: DRAM's between the points and the ceilings (whose STREAM read is the DRAM roof), the
-    FMA peaks' after the ceilings, the caches' after the levels. Each likwid-bench run sleeps a second
-    calibrating its clock: one referee a roof and pass."""
+#: The pass in which likwid-bench referees the FMA peaks and the cache levels (DRAM's: every pass). Each
+#: likwid-bench run sleeps a second calibrating its clock: 18 runs cost a run 23 s of its 96 here. DRAM moves
+#: within seconds on this VM and its referee stands beside every pass of the points and the ceilings; the
+#: cores' FMA rate and their caches move with the cores' share, which the contention watch checks.
+REFEREE_PASS = 1
+
+
+def _turns(timed, ceilings, referee, compute, sweeping, levels, i: int) -> tuple[tuple[str, Callable[[], None]], ...]:
+    """Pass ``i`` over the parts: each referee right beside the parts it referees: DRAM's between the points
+    and the ceilings (whose STREAM read is the DRAM roof), the FMA peaks' after the ceilings and the caches'
+    after the levels, in :data:`REFEREE_PASS` only."""
+    others = i == REFEREE_PASS
     return (
         ("points", timed.turn),
         ("DRAM referee", referee.turn_of(referee.dram)),
         ("ceilings", ceilings.turn),
-        ("peak referee", referee.turn_of(referee.peaks)),
+        *((("peak referee", referee.turn_of(referee.peaks)),) if others else ()),
         ("compute roofs", compute.turn),
         ("crossover sweep", sweeping.turn),
         ("level sweep", levels.turn),
-        ("cache referees", referee.turn_of(referee.caches)),
+        *((("cache referees", referee.turn_of(referee.caches)),) if others else ()),
     )
 
 
-def _passes(turns, progress: Callable[..., Any] | None) -> None:
-    """Every turn, PASSES times, each once the last turn's BLAS workers are asleep (they would spin beside
-    this one's threads)."""
-    bar = progress(total=PASSES * len(turns)) if progress else None
+def _passes(parts, progress: Callable[..., Any] | None) -> None:
+    """Every part's turns, PASSES times (:func:`_turns`), each once the last turn's BLAS workers are asleep
+    (they would spin beside this one's threads)."""
+    passes = [_turns(*parts, i) for i in range(PASSES)]
+    bar = progress(total=sum(map(len, passes))) if progress else None
     try:
-        for i in range(PASSES):
+        for i, turns in enumerate(passes):
             for label, turn in turns:
                 if bar is not None:
                     bar.set_postfix_str(f"{label}, pass {i + 1} of {PASSES}")
@@ -535,7 +543,7 @@ def _measure(chosen, grid, sweep, gemm_n: int | None, llc: tuple[int, str], watc
     referee, compute, levels = _Referee(), _Compute(gemm_n, model_shapes(chosen)), _Levels()
     parts = (timed, ceilings, referee, compute, sweeping, levels)
     try:
-        _passes(_turns(*parts), progress)
+        _passes(parts, progress)
         state: dict = {part.name: part.outcome() for part in reversed(parts)}
     finally:
         for part in parts:
