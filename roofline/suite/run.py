@@ -234,10 +234,13 @@ class Part:
         """End what the part holds (threads) where :meth:`outcome` has not."""
 
 
-#: Samples of each point in a pass, at least: more until they add up to MIN_TOTAL_S, so only a step of
-#: ≥ 0.1 s a call takes this few (nine in all over the passes). At seven, n=8192 batch 512 (0.48 s a
+#: Samples of each point in a pass, at least: more until they add up to POINT_PASS_S, so only a step of
+#: ≥ 0.05 s a call takes this few (nine in all over the passes). At seven, n=8192 batch 512 (0.48 s a
 #: call here) took 13 s of the run's 130.
 POINT_REPEATS = 3
+#: Seconds of samples of each point in a pass, at least: 0.45 s over the run's passes, nearly twice a
+#: measurement at one moment's (MIN_TOTAL_S); at 0.25 a pass the 16 default points took 22 s of a run's 96.
+POINT_PASS_S = 0.15
 
 
 class _Points(Part):
@@ -248,7 +251,7 @@ class _Points(Part):
 
     def __init__(self, steps: Mapping[tuple, object]):
         self.keys = list(steps)
-        super().__init__(lambda: StepRounds(list(steps.values()), repeats=POINT_REPEATS))
+        super().__init__(lambda: StepRounds(list(steps.values()), repeats=POINT_REPEATS, min_total_s=POINT_PASS_S))
 
     def turn(self) -> None:
         self._time()
