@@ -112,6 +112,23 @@ def test_the_bandwidth_roof_is_the_fastest_rounds_median_as_stream_reports_its_b
     assert ceilings.Bandwidth("read", 1.0, 2.0, 1.0, 8, 1, 3).roof == 2.0  # kept from before rounds: the median
 
 
+def test_the_dram_roof_is_the_fastest_read_kernel_the_points_own_gemv_among_them(small_machine):
+    """Issue 39: the BLAS dot read 25.1 GB/s where the batch-1 decode points' own GEMV read 26.4 and 27.8 in
+    the same run. The GEMV over a pool ≥ 4× the LLC is timed in turn with the STREAM kernels; the roof is
+    the fastest read kernel, as read's figure."""
+    rounds = ceilings.CeilingRounds(dtypes=("float32",), total_bytes=3 * 2**20, gemm_n=64, gemv=[64, 96, 64])
+    rounds.time(3, 1)
+    c = rounds.ceilings()
+    assert {"gemv n=64", "gemv n=96"} <= set(c.bandwidth) and c.bandwidth["gemv n=96"].runs == 3
+    roof = ceilings.read_roof(c.bandwidth)
+    assert roof.kind == "read" and c.hardware.bandwidth == roof.roof
+    assert roof.roof == max(b.roof for k, b in c.bandwidth.items() if k == "read" or k.startswith("gemv"))
+    assert c.bandwidth["gemv n=96"].array_bytes >= 4 * 2**20  # a DRAM pool: ≥ 4× the 1 MiB LLC here
+    slow, fast = (ceilings.Bandwidth(k, 1.0, r, 1.0, 8, 1, 3) for k, r in (("read", 2.0), ("gemv n=64", 3.0)))
+    assert ceilings.read_roof({"read": slow, "gemv n=64": fast}).median == 3.0
+    assert ceilings.read_roof({"read": slow, "copy": ceilings.Bandwidth("copy", 9.0, 9.0, 1.0, 8, 1, 3)}) == slow
+
+
 @pytest.mark.parametrize(
     ("kinds", "roof"),
     [(("copy", "add", "triad", "read"), "read"), (("copy", "add", "triad"), "add"), (("copy", "triad"), None)],

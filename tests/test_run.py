@@ -285,12 +285,12 @@ def test_the_gemm_ceilings_are_measured_at_roofline_gemm_n(monkeypatch):
     monkeypatch.setenv("ROOFLINE_GEMM_N", "512")
     ceilings = run._Ceilings(params.gemm_n())
     ceilings.turn()  # no rounds to time: the reason stays
-    assert seen == {"gemm_n": 512, "shapes": ()} and ceilings.outcome() == Failed("stopped after the call")
+    assert seen == {"gemm_n": 512, "shapes": (), "gemv": ()} and ceilings.outcome() == Failed("stopped after the call")
 
 
 def test_a_ceiling_that_fails_in_a_later_round_reports_no_figure(monkeypatch):
     class Rounds:
-        def __init__(self, gemm_n, shapes=()):
+        def __init__(self, gemm_n, shapes=(), gemv=()):
             self.timed = 0
 
         def time(self, runs, gemm_runs, round_s):
@@ -527,7 +527,7 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
     monkeypatch.setattr(run.StepRounds, "measurements", lambda self: [])
 
     class Rounds:
-        def __init__(self, gemm_n, shapes=()):
+        def __init__(self, gemm_n, shapes=(), gemv=()):
             events.append("made")
 
         def time(self, runs, gemm_runs, round_s):

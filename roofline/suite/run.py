@@ -34,11 +34,13 @@ from ..errors import BackendUnavailable, BadInput, KernelMismatch
 from ..host import blas_threads, cache_topology, cpu_count, llc_bytes
 from ..measure.ceilings import (
     BANDWIDTH_RUNS,
+    CEILING_KERNEL,
     GEMM_RUNS,
     STREAM_ROUND_S,
     CeilingRounds,
     default_gemm_n,
     point_shapes,
+    read_roof,
     roof_kernel,
 )
 from ..measure.compute import COMPUTE_ROUND_S, ComputeRounds
@@ -265,8 +267,8 @@ class _Ceilings(Part):
 
     name = "ceilings"
 
-    def __init__(self, gemm_n: int | None, shapes: Sequence[tuple[int, int]] = ()):
-        super().__init__(lambda: CeilingRounds(gemm_n=gemm_n, shapes=shapes))
+    def __init__(self, gemm_n: int | None, shapes: Sequence[tuple[int, int]] = (), gemv: Sequence[int] = ()):
+        super().__init__(lambda: CeilingRounds(gemm_n=gemm_n, shapes=shapes, gemv=gemv))
 
     def turn(self) -> None:
         self._time(BANDWIDTH_RUNS // PASSES, GEMM_RUNS // PASSES, STREAM_ROUND_S)
@@ -277,8 +279,9 @@ class _Ceilings(Part):
         hw = c.hardware
         # the roof is the figure hardware_from() makes of the roof kernel (its fastest round); the others alike
         self.warnings += [w for k, bw in c.bandwidth.items() for w in guards.noisy_passes(bw.spread, f"{k} bandwidth")]
+        bandwidth = {**c.bandwidth, CEILING_KERNEL: read_roof(c.bandwidth)}  # read: the fastest read kernel's
         return RunRoofs(
-            {k: bw.roof / 1e9 for k, bw in c.bandwidth.items()},
+            {k: bw.roof / 1e9 for k, bw in bandwidth.items()},
             {d: hw.peak_flops[by_numpy(d).name] / 1e9 for d in c.peaks},
             {k: bw.spread for k, bw in c.bandwidth.items()},
         )
@@ -541,7 +544,7 @@ def _passes(parts, progress: Callable[..., Any] | None) -> None:
 def _measure(chosen, grid, sweep, gemm_n: int | None, llc: tuple[int, str], watch: Watch, progress=None) -> dict:
     watch.start()
     steps, points = _steps(chosen, grid)
-    timed, ceilings = _Points(steps), _Ceilings(gemm_n, roof_shapes(chosen))
+    timed, ceilings = _Points(steps), _Ceilings(gemm_n, roof_shapes(chosen), chosen.get("ROOFLINE_N", ()))
     sweeping = _Sweep(*sweep)
     referee, compute, levels = _Referee(), _Compute(gemm_n, model_shapes(chosen)), _Levels()
     parts = (timed, ceilings, referee, compute, sweeping, levels)
