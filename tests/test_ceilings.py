@@ -124,6 +124,10 @@ def test_the_dram_roof_is_the_fastest_read_kernel_the_points_own_gemv_among_them
     assert roof.kind == "read" and c.hardware.bandwidth == roof.roof
     assert roof.roof == max(b.roof for k, b in c.bandwidth.items() if k == "read" or k.startswith("gemv"))
     assert c.bandwidth["gemv n=96"].array_bytes >= 4 * 2**20  # a DRAM pool: ≥ 4× the 1 MiB LLC here
+    arrays = rounds.stream
+    arrays.rows["gemv n=96"] = arrays.rows["gemv n=96"][:1]  # a thread's rows left out: not the product
+    with pytest.raises(KernelMismatch, match="gemv n=96 kernel computed wrong values"):
+        arrays.time(1)
     slow, fast = (ceilings.Bandwidth(k, 1.0, r, 1.0, 8, 1, 3) for k, r in (("read", 2.0), ("gemv n=64", 3.0)))
     assert ceilings.read_roof({"read": slow, "gemv n=64": fast}).median == 3.0
     assert ceilings.read_roof({"read": slow, "copy": ceilings.Bandwidth("copy", 9.0, 9.0, 1.0, 8, 1, 3)}) == slow

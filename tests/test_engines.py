@@ -217,6 +217,22 @@ def test_every_format_is_measured_and_held_to_its_bound(cache):
             assert r.predicted_tokens_per_s is None
 
 
+@needs_engine
+def test_given_the_runs_roofs_the_rounds_time_none_and_the_bound_divides_by_them(cache, monkeypatch):
+    """Issue 39, every bound a roof: in an asv run the engine's bound divides by the run's roofs (measured in
+    its rounds, printed with the others); its own rounds then time the engine and the GEMV only."""
+    from roofline.measure import engine_decode
+    from roofline.measure.engine_decode import hold_engine, measure_engine_decode
+    from roofline.model.hardware import Hardware
+
+    monkeypatch.setattr(engine_decode, "CeilingRounds", None)  # a ceiling timed here would fail the test
+    roofs = Hardware("the run's", {"fp32": 150e9}, 30e9)
+    run = measure_engine_decode(lookup_engine("llama.cpp"), tiny(), ["F16"], [1], 8, 1, 3, 1, roofs=roofs)
+    assert run.ceilings is None and (run.hardware.bandwidth, run.hardware.peak("fp32")) == (30e9, 150e9)
+    (row,) = hold_engine(run)
+    assert row.bound_tokens_per_s == pytest.approx(1 / row.bound_s) and row.fraction > 0
+
+
 def test_without_the_engine_every_combination_is_skipped_with_the_reason(cache, monkeypatch):
     from roofline.measure.engine_decode import measure_engine_decode
 

@@ -617,13 +617,13 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
     # and each turn starts once the last turn's BLAS workers have stopped spinning
     compute = f"compute {run.COMPUTE_ROUND_S}s"
 
-    # each roof's referee right beside the parts that measure it: DRAM's between the points and the
-    # ceilings, every pass; the peaks' after the ceilings and the cache levels' after the level sweep, in
-    # the middle pass (each likwid-bench run sleeps a second)
+    # the ceilings right after the points (DRAM moves within seconds); each roof's referee right beside the
+    # parts that measure it: DRAM's after the ceilings, every pass; the peaks' after it and the cache levels'
+    # after the level sweep, in the middle pass (each likwid-bench run sleeps a second)
     def turns(others):
         peaks = ["settle", "referee ['fp32', 'fp64']"] * others
         caches = ["settle", "referee ['LLC']"] * others
-        out = ["settle", "points", "settle", "referee ['DRAM']", "settle", per, *peaks, "settle", compute]
+        out = ["settle", "points", "settle", per, "settle", "referee ['DRAM']", *peaks, "settle", compute]
         return out + ["settle", "sweep", "settle", "levels 2x", *caches]
 
     pooled = ["plateaus", "levels closed", "knee", "compute pooled", "referee pooled", "pooled"]

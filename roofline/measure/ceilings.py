@@ -14,7 +14,7 @@ import math
 import platform
 import statistics
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 
@@ -194,8 +194,10 @@ class StreamArrays:
         threads: int | None = None,
         gemv: Iterable[int] = (),
     ):
-        """``gemv``: the n of batch-1 decode steps (y = W·x over a pool ≥ 4× the LLC, the suite's own GEMV)
-        timed in turn with the kernels, read kernels the DRAM roof is the fastest of (:meth:`read_roof`)."""
+        """``gemv``: the n of batch-1 decode steps (y = W·x over a pool ≥ 4× the LLC, the suite's own GEMV,
+        validated when built) timed in turn with the kernels, read kernels the DRAM roof is the fastest of
+        (:func:`read_roof`); each pass runs the next matrix of the pool, its rows split among the threads as
+        the STREAM kernels' arrays are."""
         for kind in kinds:
             if kind not in ARRAYS_MOVED:
                 raise BadInput(f"unknown bandwidth kind {kind!r} (use {', '.join(ARRAYS_MOVED)})")
@@ -209,6 +211,7 @@ class StreamArrays:
         self.a, self.b, self.c = np.empty(n), np.empty(n), np.empty(n)
         self.q = 3.0
         self.steps = {gemv_kind(n): decode_step(n, 1, "float32", "dram") for n in dict.fromkeys(gemv)}
+        self.rows = {kind: _chunks(step.n, self.threads) for kind, step in self.steps.items()}
         self.times: dict[str, list[float]] = {kind: [] for kind in (*self.kinds, *self.steps)}
         self.round_starts: list[int] = []  # where each round's passes start in every kind's times
         with ThreadPoolExecutor(max_workers=self.threads) as pool:
@@ -255,27 +258,36 @@ class StreamArrays:
                 self._turn(pool, check=t == turns - 1)
 
     def _turn(self, pool: ThreadPoolExecutor, timed: bool = True, check: bool = False) -> None:
-        """One pass of each kind: the STREAM kernels on the pool's threads with one BLAS thread each (read's
-        dot is BLAS), then the GEMVs on the BLAS's own threads; each pass's seconds kept where ``timed``."""
+        """One pass of each kind, on the pool's threads with one BLAS thread each (read's dot and the GEMVs
+        are BLAS: a BLAS's own idle workers would spin beside the next kernel); each pass's seconds kept where
+        ``timed``, and with ``check`` each kind's result checked."""
         fns = {"copy": self._copy, "add": self._add, "triad": self._triad, "read": self._read}
         with blas_limit(1):
-            for kind in self.kinds:
+            for kind in self.times:
+                fn, parts = (self._gemv(kind), self.rows[kind]) if kind in self.steps else (fns[kind], self.parts)
                 t0 = time.perf_counter() if timed else 0.0
-                out = list(pool.map(fns[kind], self.parts))
+                out = list(pool.map(fn, parts))
                 if timed:
                     self.times[kind].append(time.perf_counter() - t0)
                 if check:
                     self._check(kind, out)
-        for kind, step in self.steps.items():
-            t0 = time.perf_counter() if timed else 0.0
-            step()
-            if timed:
-                self.times[kind].append(time.perf_counter() - t0)
+
+    def _gemv(self, kind: str) -> Callable[[slice], object]:
+        """A pass of a GEMV kind: y = W·x on the pool's next matrix, by rows (a slice of them per thread)."""
+        step = self.steps[kind]
+        w = step.pool[step._next]
+        step._next = (step._next + 1) % len(step.pool)
+        return lambda rows: np.matmul(w[rows], step.x, out=step.out[rows])
 
     def _check(self, kind: str, out: list) -> None:
-        """KernelMismatch unless ``kind``'s last pass computed what it should (``out``: read's sums)."""
+        """KernelMismatch unless ``kind``'s last pass computed what it should (``out``: read's sums; a GEMV's
+        rows, split among threads, against the whole product of the matrix it read)."""
         a, b, c, q = self.a, self.b, self.c, self.q
-        if kind == "read":
+        if kind in self.steps:
+            step = self.steps[kind]
+            w = step.pool[(step._next - 1) % len(step.pool)]
+            ok = relative_error(step.out, np.matmul(w, step.x)) <= by_numpy(step.dtype).tolerance
+        elif kind == "read":
             got, want = sum(out), float(np.einsum("i,i->", b, c))  # numpy's own loop, not the BLAS
             ok = abs(got - want) <= 1e-9 * abs(want)
         else:

@@ -1,14 +1,16 @@
-"""An engine decoding a real GGUF here, held to the bound from the same rounds' roofs and predicted from them.
+"""An engine decoding a real GGUF here, held to the bound from its run's roofs and predicted from them.
 
 In each of ``rounds`` rounds, one after another: this machine's roofs (the ``read`` bandwidth kernel
-and the fp32 GEMM, :class:`~.ceilings.CeilingRounds`), then every (format, batch) on the engine (a
+and the fp32 GEMM, :class:`~.ceilings.CeilingRounds`; none where the asv run this belongs to measured
+them already, in its own rounds, and its roofs are given: the roofs the report prints), then every
+(format, batch) on the engine (a
 fresh session: load, prefill, ``warmup`` steps, ``steps`` timed steps; the formats' order turns
 from round to round), then the suite's own batch-1 decode step (numpy's y = W·x over a pool ≥ 4×
 the LLC, :func:`~.numpy_step.decode_step`) at the model's width. Every figure pools its rounds, so
 a slow minute of a shared machine moves one round, not a ratio.
 
 The bound is ``roofline decode --hardware local`` for the same model, format (``--quant``) and
-KV length on the pooled roofs; the prediction is the bound times the fraction of its roof the
+KV length on those roofs; the prediction is the bound times the fraction of its roof the
 suite's batch-1 GEMV reached in the same rounds: what this machine's memory gives a plain
 bandwidth-bound kernel, applied to the engine's bytes.
 """
@@ -67,6 +69,8 @@ class EngineRun:
     warnings: tuple[str, ...] = ()
     #: Formats whose step reads less than the DRAM rule (4× the LLC): partly cache-resident, no DRAM-bound case.
     resident: tuple[str, ...] = ()
+    #: The bound's roofs where the run this one belongs to measured them (``ceilings`` then None).
+    roofs: Hardware | None = None
 
     @property
     def mean_kv_tokens(self) -> int:
@@ -75,7 +79,10 @@ class EngineRun:
 
     @property
     def hardware(self) -> Hardware | None:
-        """The pooled roofs as the bound sees them, with this machine's RAM as memory."""
+        """The roofs as the bound sees them (the run's, else the pooled ones of these rounds), with this
+        machine's RAM as memory."""
+        if self.roofs is not None:
+            return replace(self.roofs, memory_bytes=total_memory_bytes())
         if self.ceilings is None:
             return None
         return replace(self.ceilings.hardware, memory_bytes=total_memory_bytes())
@@ -166,12 +173,14 @@ def measure_engine_decode(
     threads: int | None = None,
     seed: int = 0,
     gemm_n: int | None = None,
+    roofs: Hardware | None = None,
 ) -> EngineRun:
     """Write (or reuse) the model's GGUF in each format, then time the engine at every batch in ``rounds`` rounds.
 
     An engine that cannot run here makes every outcome :class:`Skipped` (nothing is measured);
     a file that cannot be written (disk, memory, shape) is BadInput before anything runs. ``gemm_n``:
-    the fp32 GEMM ceiling's size (default: the suite's, 4096).
+    the fp32 GEMM ceiling's size (default: the suite's). ``roofs``: the bound's roofs (a DRAM roof and an
+    fp32 peak) measured already, by the run this one belongs to; the rounds then time none of their own.
     """
     formats, batches = _checked(engine, formats, batches, context, warmup, steps, rounds)
     threads = threads or blas_threads() or cpu_count()
@@ -191,14 +200,15 @@ def measure_engine_decode(
         f"({size_text(escape_bytes())}): partly cache-resident, not the DRAM-bound case"
         for f in resident
     ]
-    roofs = CeilingRounds(("float32",), gemm_n=gemm_n, kinds=("read",))
+    ceilings = None if roofs is not None else CeilingRounds(("float32",), gemm_n=gemm_n, kinds=("read",))
     gemv = StepRounds([decode_step(shape.hidden, 1, "float32", "dram", seed)])
     timings: dict[tuple[str, int], list[Round]] = {(f, b): [] for f in formats for b in batches}
     failed: dict[tuple[str, int], str] = {}
     paths = {f: files[f].path for f in formats}
     for r in range(rounds):
-        roofs.time(gemm_runs=GEMM_RUNS_PER_ROUND, round_s=1.0)
-        chunk = _chunk(shape, roofs.ceilings().hardware)
+        if ceilings is not None:
+            ceilings.time(gemm_runs=GEMM_RUNS_PER_ROUND, round_s=1.0)
+        chunk = _chunk(shape, roofs or ceilings.ceilings().hardware)
         settle()
         for fmt in formats[r % len(formats) :] + formats[: r % len(formats)]:  # the order turns each round
             for batch in batches:
@@ -223,10 +233,11 @@ def measure_engine_decode(
         threads,
         {f: files[f].nbytes for f in formats},
         outcomes,
-        roofs.ceilings(),
+        ceilings.ceilings() if ceilings is not None else None,
         gemv.measurements()[0],
         tuple(warnings),
         resident,
+        roofs,
     )
 
 

@@ -632,8 +632,10 @@ def engine_decode_grid(
     keys = [(f, b) for f in formats for b in batches]
     try:
         shape = shape or params.engine_model()
+        engine_ = lookup_engine(engine)
+        roofs = handoff.read("fp32")  # the run's roofs, measured in its rounds and printed with the others
         run = measure_engine_decode(
-            lookup_engine(engine), shape, list(formats), list(batches), steps=ENGINE_STEPS, gemm_n=params.gemm_n()
+            engine_, shape, list(formats), list(batches), steps=ENGINE_STEPS, gemm_n=params.gemm_n(), roofs=roofs
         )
     except BadInput as exc:  # the model cannot be written or run here (disk, memory, shape)
         return {**unchosen, **{k: Skipped(str(exc)) for k in keys}}

@@ -506,14 +506,15 @@ REFEREE_PASS = 1
 
 
 def _turns(timed, ceilings, referee, compute, sweeping, levels, i: int) -> tuple[tuple[str, Callable[[], None]], ...]:
-    """Pass ``i`` over the parts: each referee right beside the parts it referees: DRAM's between the points
-    and the ceilings (whose STREAM read is the DRAM roof), the FMA peaks' after the ceilings and the caches'
-    after the levels, in :data:`REFEREE_PASS` only."""
+    """Pass ``i`` over the parts: the ceilings (their read kernels first) right after the points, since this
+    machine's DRAM moves within seconds; each referee right beside the parts it referees: DRAM's after the
+    ceilings (whose read kernels make the DRAM roof), the FMA peaks' after it and the caches' after the
+    levels, in :data:`REFEREE_PASS` only."""
     others = i == REFEREE_PASS
     return (
         ("points", timed.turn),
-        ("DRAM referee", referee.turn_of(referee.dram)),
         ("ceilings", ceilings.turn),
+        ("DRAM referee", referee.turn_of(referee.dram)),
         *((("peak referee", referee.turn_of(referee.peaks)),) if others else ()),
         ("compute roofs", compute.turn),
         ("crossover sweep", sweeping.turn),
