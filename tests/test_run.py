@@ -510,7 +510,7 @@ def test_a_level_sweep_that_cannot_run_keeps_its_reason_and_ends_its_threads(mon
     got = levels.outcome()
     levels.close()
     assert got == (Skipped if where == "unavailable" else Failed)(LEVEL_WHY[where]) and not levels.warnings
-    per_round = f"timed {-(-run.LEVEL_ROUNDS // run.PASSES)}"
+    per_round = f"timed {run.LEVEL_PASS_ROUNDS}"
     assert events == ([] if where != "timed" else ["made ('load',)", per_round, per_round, "closed"])
 
 
@@ -613,7 +613,7 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
         "referee made ['DRAM', 'LLC'] ('fp32', 'fp64')",
     ]
     made += ["compute made n=None", "levels made ('load',)"]
-    # the level sweep's five rounds at one moment become two at each of the run's three
+    # the level sweep: one round in each of the run's three passes (five at one moment)
     # and each turn starts once the last turn's BLAS workers have stopped spinning
     compute = f"compute {run.COMPUTE_ROUND_S}s"
 
@@ -624,7 +624,7 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
         peaks = ["settle", "referee ['fp32', 'fp64']"] * others
         caches = ["settle", "referee ['LLC']"] * others
         out = ["settle", "points", "settle", per, "settle", "referee ['DRAM']", *peaks, "settle", compute]
-        return out + ["settle", "sweep", "settle", "levels 2x", *caches]
+        return out + ["settle", "sweep", "settle", "levels 1x", *caches]
 
     pooled = ["plateaus", "levels closed", "knee", "compute pooled", "referee pooled", "pooled"]
     assert run.REFEREE_PASS == 1

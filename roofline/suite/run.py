@@ -46,7 +46,6 @@ from ..measure.ceilings import (
 from ..measure.compute import COMPUTE_ROUND_S, ComputeRounds
 from ..measure.contention import Watch, blas_limit, sample_cpu
 from ..measure.levels import ROOF_KERNEL, LevelRounds, capacities
-from ..measure.levels import ROUNDS as LEVEL_ROUNDS
 from ..measure.likwid import REFEREE_OUTER, RefereeRounds, referee_sizes
 from ..measure.numpy_step import decode_step
 from ..measure.step import MIN_TOTAL_S, DecodeMeasurement, StepRounds
@@ -371,9 +370,14 @@ class _Sweep(Part):
         return Crossover(float(s.knee.batch), tuple(s.points))
 
 
+#: Rounds of the level sweep in each pass: three in all, each size's figure their median (five at one
+#: moment). At two a pass it took 9.5 s of a run's 96 here.
+LEVEL_PASS_ROUNDS = 1
+
+
 class _Levels(Part):
     """The working-set sweep of the memory levels in rounds (:class:`~roofline.measure.levels.LevelRounds`),
-    its rounds split among the run's as the ceilings' passes are: {level: (GB/s, aggregate bytes)}; without
+    :data:`LEVEL_PASS_ROUNDS` in each of the run's passes: {level: (GB/s, aggregate bytes)}; without
     numba, or switched off (``ROOFLINE_LEVELS=off``), it keeps why (skipped). Its threads end with it."""
 
     name = "levels"
@@ -386,7 +390,7 @@ class _Levels(Part):
         super().__init__(lambda: LevelRounds(kernel_names=(ROOF_KERNEL,)), optional=True)
 
     def turn(self) -> None:
-        self._time(-(-LEVEL_ROUNDS // PASSES))
+        self._time(LEVEL_PASS_ROUNDS)
 
     def figures(self, timer) -> dict[str, LevelRoof]:
         return {r.level: r for r in timer.result().roofs}
