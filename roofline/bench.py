@@ -60,13 +60,13 @@ def launch_method() -> list[str]:
     return [] if gpu_present() else ["--launch-method", "forkserver"]
 
 
-#: asv's ``rounds`` and ``repeat`` for the ``time_`` twins of a ``make bench`` run: one round of 6 to 8
-#: samples of ≥ 0.1 s (6 where a step lasts longer). In the suite's three rounds of 10 to 20 (for ``roofline
+#: asv's ``rounds`` and ``repeat`` for the ``time_`` twins of a ``make bench`` run: one round of 5 to 8
+#: samples of ≥ 0.1 s (5 where a step lasts longer). In the suite's three rounds of 10 to 20 (for ``roofline
 #: regress``, whose significance test across commits needs them, and asv by hand) the 66 twin processes of
 #: a default run took 251 s of its 549 here; at three rounds of 4 to 6, 91 s of 286. The run's own points
 #: keep their three passes.
 TWIN_ROUNDS = 1
-TWIN_REPEAT = (6, 8, 0.8)
+TWIN_REPEAT = (5, 8, 0.8)
 
 
 def head_commit() -> str:

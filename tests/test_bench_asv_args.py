@@ -33,7 +33,7 @@ def test_asv_run_forks_its_benchmarks_unless_a_cuda_device_is_here(device, monke
     if not device:
         assert args[args.index("--launch-method") + 1] == "forkserver"
     attributes = [args[i + 1] for i, a in enumerate(args) if a == "-a"]
-    assert attributes == ["rounds=1", "repeat=(6,8,0.8)"]  # one round of the twins, 6 to 8 samples
+    assert attributes == ["rounds=1", "repeat=(5,8,0.8)"]  # one round of the twins, 5 to 8 samples
 
 
 def test_the_config_keeps_spawn_for_asv_by_hand():

@@ -112,6 +112,21 @@ def test_the_bandwidth_roof_is_the_fastest_rounds_median_as_stream_reports_its_b
     assert ceilings.Bandwidth("read", 1.0, 2.0, 1.0, 8, 1, 3).roof == 2.0  # kept from before rounds: the median
 
 
+def test_a_gemm_roof_is_its_fastest_rounds_median_and_the_fastest_of_the_gemms():
+    """Issue 39: the median of all six GEMMs of a run's passes read 142.3 GFLOP/s where the batch-512 points
+    of the same passes ran 161.6 (1.14×): a GEMM's roof is its fastest round's median, as a bandwidth's."""
+    gemm = ceilings.GemmOperands("float32", 64)
+    flops = 2.0 * 64**3
+    gemm.times = [flops / 100e9] * 2 + [flops / 140e9] * 2 + [flops / 100e9] * 2
+    gemm.round_starts = [0, 2, 4]
+    peak = gemm.peak()
+    assert peak.roof == peak.best_round == pytest.approx(140e9) and peak.median == pytest.approx(100e9)
+    shaped = ceilings.GemmPeak("float32", 64, 1.0, 120e9, 1.0, "b", 1, 1, cols=8)  # a median, no rounds kept
+    assert ceilings.fastest_gemms({"float32": peak}, [shaped])["float32"] is peak
+    bw = ceilings.Bandwidth("read", 1.0, 2e10, 1.0, 8, 1, 3)
+    assert ceilings.hardware_from(bw, {"float32": peak}, "vm").peak("fp32") == peak.roof
+
+
 def test_the_dram_roof_is_the_fastest_read_kernel_the_points_own_gemv_among_them(small_machine):
     """Issue 39: the BLAS dot read 25.1 GB/s where the batch-1 decode points' own GEMV read 26.4 and 27.8 in
     the same run. The GEMV over a pool ≥ 4× the LLC is timed in turn with the STREAM kernels; the roof is

@@ -3,6 +3,7 @@ tiny file, the bound it is held to, and bad input (one line, exit 2)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -98,7 +99,8 @@ def cache(monkeypatch, tmp_path):
 
 
 @needs_engine
-def test_a_file_is_written_once_whole_and_written_again_when_it_is_not(cache):
+def test_a_file_is_written_once_whole_and_written_again_when_it_is_not(cache, monkeypatch):
+    from roofline.measure import gguf_files
     from roofline.measure.gguf_files import is_whole, model_file
 
     first = model_file(tiny(), "Q4_0")
@@ -114,8 +116,16 @@ def test_a_file_is_written_once_whole_and_written_again_when_it_is_not(cache):
     flipped = bytearray(data)
     flipped[-1] ^= 0xFF
     again.path.write_bytes(bytes(flipped))
-    assert not is_whole(again.path)
+    assert not is_whole(again.path)  # a write moves its time: the hash reads it
     assert model_file(tiny(), "Q4_0").path.read_bytes() == data
+    written = json.loads(again.path.with_suffix(".json").read_text())["mtime_ns"]
+    assert again.path.stat().st_mtime_ns == written
+    os.utime(again.path, ns=(written, written - 1))
+    calls = []
+    monkeypatch.setattr(gguf_files, "file_sha256", lambda path: calls.append(path) or "0")
+    assert not is_whole(again.path) and calls  # another time: hashed
+    os.utime(again.path, ns=(written, written))
+    assert is_whole(again.path) and len(calls) == 1  # its own time, its size: not read again (1.7 s a run)
     assert sorted(p.name for p in cache.iterdir()) == sorted([first.path.name, first.path.with_suffix(".json").name])
 
 

@@ -18,17 +18,19 @@ def test_the_roofs_one_asv_run_leaves_are_read_back_by_that_run_only(tmp_path):
     assert "the run's roofs" in hw.source
     assert handoff.read("bf16", tmp_path, key="1-101") is None  # another asv run: the same pid, started later
     assert handoff.read("fp16", tmp_path, key="1-100") is None  # no roof for the model's dtype
-    (tmp_path / f"{handoff.PREFIX}1-100.json").write_text("{not json")
+    (tmp_path / f"{handoff.PREFIX}1-100-roofs.json").write_text("{not json")
     assert handoff.read("bf16", tmp_path, key="1-100") is None
 
 
-def test_an_ended_asv_runs_roofs_go_when_the_next_run_leaves_its_own(tmp_path):
+def test_an_ended_asv_runs_files_go_when_a_run_leaves_its_own(tmp_path):
     dead = 2**22 + 12345  # above any pid_max's default: no such process
     assert not os.path.exists(f"/proc/{dead}")
     handoff.leave(30.0, {"fp32": 1.0}, tmp_path, key=f"{dead}-7")
     alive = handoff.leave(31.0, {"fp32": 1.0}, tmp_path, key=f"{os.getpid()}-8")
-    handoff.leave(32.0, {"fp32": 1.0}, tmp_path, key=f"{os.getppid()}-9")
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive.name, f"{handoff.PREFIX}{os.getppid()}-9.json"])
+    other = handoff.leave_json("overhead numpy fp32", [1.0, 2.0], tmp_path, key=f"{os.getppid()}-9")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive.name, other.name])
+    assert handoff.read_json("overhead numpy fp32", tmp_path, key=f"{os.getppid()}-9") == [1.0, 2.0]
+    assert handoff.read_json("overhead numpy fp32", tmp_path, key=f"{os.getpid()}-8") is None
 
 
 def test_the_key_is_the_parents_pid_and_start_time(tmp_path):
@@ -51,7 +53,39 @@ def test_the_setup_cache_leaves_the_roofs_asv_records(tmp_path, monkeypatch):
     assert harness.run_roofs(state) == (30.0, {"fp32": 150.0, "fp64": 75.0, "bf16": 19.5})
     monkeypatch.setattr(harness._run, "measure_run", lambda grid: state)
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))
+    assert harness.measure_run({}) is state and not list(tmp_path.iterdir())  # outside asv: nothing left
+    monkeypatch.setattr(harness, "_under_asv", lambda: True)
     assert harness.measure_run({}) is state
     hw = handoff.read("bf16")  # this process's parent is the "asv run" here
     assert (hw.bandwidth, hw.peak("bf16")) == (30e9, 19.5e9)
     assert harness.run_roofs(RunState({}, 1, "test", 256, quiet)) is None  # no ceilings: nothing to leave
+
+
+def test_the_overhead_roofs_two_tracks_read_one_measurement_in_an_asv_run(tmp_path, monkeypatch):
+    from roofline.measure import overhead
+
+    made = []
+
+    def measure(backend, dtype):
+        made.append(backend)
+        return overhead.Overhead(backend, dtype, 64, 1, "t", 5e-6, 2e-6)
+
+    monkeypatch.setattr(overhead, "measure_overhead", measure)
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))
+    harness.overhead_us("numpy", "fp32", "single")
+    assert made == ["numpy"] and not list(tmp_path.iterdir())  # outside asv each call measures, nothing left
+    made.clear()
+    monkeypatch.setattr(harness, "_under_asv", lambda: True)
+    assert harness.overhead_us("numpy", "fp32", "single") == 5.0
+    assert harness.overhead_us("numpy", "fp32", "amortized") == 2.0 and made == ["numpy"]
+    assert harness.overhead_us("torch-cpu", "fp32", "amortized") == 2.0 and made == ["numpy", "torch-cpu"]
+
+
+def test_asv_runs_a_benchmark_or_a_setup_cache_through_asv_runner(monkeypatch):
+    assert not harness._under_asv()  # pytest's own frames
+
+    def _setup_cache():  # asv_runner's name for the function that runs a setup_cache
+        return harness._under_asv()
+
+    _setup_cache.__code__ = _setup_cache.__code__.replace(co_filename="/x/asv_runner/setup_cache.py")
+    assert _setup_cache()

@@ -251,6 +251,7 @@ def test_the_models_bound_divides_by_the_runs_roofs_where_this_asv_run_left_them
     calls, said = [], []
     monkeypatch.setattr(llm_decode, "local_hardware", lambda dtype, gemm_n: calls.append(dtype) or own)
     monkeypatch.setattr(harness, "_warn", said.extend)
+    monkeypatch.setattr(harness, "_under_asv", lambda: True)
     monkeypatch.setattr(handoff, "read", lambda dtype: HW)
     left = harness.model_decode_grid([1], SHAPES["llama"], context=8, steps=2)
     given = harness.model_decode_grid([1], SHAPES["llama"], context=8, steps=2, hardware=HW)

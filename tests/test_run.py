@@ -758,6 +758,7 @@ def test_the_live_report_is_the_report_of_the_run_asv_records(measured):
             assert {"dram": dram, "cache": cache}[regime][(n, b)] == p.value.measurement.gflops
     assert report.roofs.bandwidth == {k: v * 1e9 for k, v in measured.bandwidth_gbps.items()}
     assert report.roofs.peaks == {d: v * 1e9 for d, v in measured.peak_gflops.items()}
+    assert report.roofs.as_dict()["bandwidth_spread"] == dict(measured.ceilings.value.spreads)  # the JSON keeps them
     assert report.recorded_crossover == measured.crossover.value.batch
     assert [p.batch for p in report.sweep] == [m.batch for m in measured.crossover.value.points]
     assert report.conditions == measured.conditions

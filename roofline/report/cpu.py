@@ -221,6 +221,7 @@ class Roofs:
             "roof_over_referee": roof / self.referee if roof and self.referee else None,
             "peak_referee_gflops": {d: p / 1e9 for d, p in self.peak_referees.items()},
             "peak_over_referee": {d: self.peaks[d] / p for d, p in self.peak_referees.items() if self.peaks.get(d)},
+            **({"bandwidth_spread": dict(self.spreads)} if self.spreads else {}),
         }
 
 
