@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import types
+
+import pytest
 
 from roofline.outcome import Measured, Skipped
 from roofline.suite import handoff, harness
@@ -89,3 +93,25 @@ def test_asv_runs_a_benchmark_or_a_setup_cache_through_asv_runner(monkeypatch):
 
     _setup_cache.__code__ = _setup_cache.__code__.replace(co_filename="/x/asv_runner/setup_cache.py")
     assert _setup_cache()
+
+
+PRELOAD = """
+import sys
+from roofline.suite import harness
+
+harness.preload_for_forks()
+print("torch" in sys.modules)
+
+def _run_server():  # asv_runner's forkserver, importing the benchmark modules
+    harness.preload_for_forks()
+
+_run_server.__code__ = _run_server.__code__.replace(co_filename="/x/asv_runner/server.py")
+_run_server()
+print("torch" in sys.modules)
+"""
+
+
+def test_asvs_forkserver_imports_torch_once_for_its_forks_and_nothing_else_does():
+    pytest.importorskip("torch")
+    proc = subprocess.run([sys.executable, "-c", PRELOAD], capture_output=True, text=True, timeout=120, check=True)
+    assert proc.stdout.split() == ["False", "True"], proc.stdout + proc.stderr

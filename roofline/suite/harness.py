@@ -19,6 +19,7 @@ per-combination processes never import torch.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BackendUnavailable, KernelMismatch
+from ..host import import_torch
 from ..measure.backends import available, build_step, release_cuda
 from ..measure.contention import limit_blas, watched
 from ..measure.numpy_step import decode_step
@@ -66,16 +68,32 @@ def _asv_benchmark() -> str:
     return ""
 
 
+def _asv_frame(*names: str) -> bool:
+    """Whether one of asv_runner's functions ``names`` is on this call's stack."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name in names and "asv_runner" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _under_asv() -> bool:
     """Whether asv runs this process's benchmark or setup_cache (asv_runner's ``_run`` or ``_setup_cache``
     calls it): what it leaves for the asv run's later processes (:mod:`~roofline.suite.handoff`) is theirs
     only then."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name in ("_run", "_setup_cache") and "asv_runner" in frame.f_code.co_filename:
-            return True
-        frame = frame.f_back
-    return False
+    return _asv_frame("_run", "_setup_cache")
+
+
+def preload_for_forks() -> None:
+    """Import torch in asv's forkserver (``--launch-method forkserver``, as ``roofline bench`` runs without
+    a CUDA device): asv_runner's ``_run_server`` imports the benchmark modules once and forks every
+    benchmark's process from itself, so the eight or so that use torch (the run's roofs, the backends and
+    their twins, CallOverhead, ModelDecode) start with it rather than each importing it (2-3 s here).
+    Anywhere else, nothing: a spawned benchmark process imports only what it uses."""
+    if _asv_frame("_run_server"):
+        with contextlib.suppress(BackendUnavailable):
+            import_torch()
 
 
 def _stderr(*lines: str) -> None:
