@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 39's closing check: RUNS default `make bench` runs back to back, each one's wall time, "above its roof"
-# and "ABOVE ITS BOUND" lines and warnings, and its report as JSON, under OUT. Run on a quiet machine after a
-# first make bench has built asv's environment (a second run: the commit already installed there).
+# and "ABOVE ITS BOUND" lines and warnings, its report as JSON and asv's results file (its durations), under
+# OUT. Run on a quiet machine after a first make bench has built asv's environment (a second run: the commit
+# already installed there).
 set -u
 out=${1:?usage: tools/bench_runs_39.sh OUT [RUNS]}
 runs=${2:-5}
@@ -13,6 +14,7 @@ for i in $(seq 1 "$runs"); do
     status=$?
     wall=$(echo "$(date +%s.%N) - $start" | bc)
     .venv/bin/roofline report --results .asv/results --json > "$out/report-$i.json" 2>/dev/null
+    cp .asv/results/*/"$(git rev-parse --short=8 HEAD)"-*.json "$out/asv-$i.json"
     roof=$(grep -c "above 110% of its roof\|its own roof" "$out/bench-$i.log")
     bound=$(grep -c "ABOVE ITS BOUND" "$out/bench-$i.log")
     warns=$(sed -n '/^warnings:/,/^roofline plot/p' "$out/bench-$i.log" | grep -c '^  - ')
