@@ -91,7 +91,9 @@ def _contended(results) -> bool:
 
 def test_the_run_measures_each_memory_level_once(ran):
     """The level roofs of the run (the levels of this machine, the LLC at ROOFLINE_LLC_BYTES), as asv
-    records them, each inner level faster than DRAM."""
+    records them, the innermost faster than DRAM. With the LLC pretended at 1 MiB the "DRAM" pool (≥ 4 MiB) sits in
+    this machine's real L3 and the pretend L3 at its L2's edge: on this 2-core VM the two read 57.7 and
+    65.9 GB/s once, so only the innermost (L1, 136 GB/s there) is surely faster."""
     pytest.importorskip("numba")
     from roofline.measure.levels import level_names
 
@@ -104,7 +106,7 @@ def test_the_run_measures_each_memory_level_once(ran):
     assert list(levels) == level_names(), levels
     for level, (g, size) in levels.items():
         assert type(g) is float and g > 0 and size > 0, (level, g, size)
-        assert level == "DRAM" or g > levels["DRAM"][0], levels
+    assert levels[level_names()[0]][0] > levels["DRAM"][0], levels
     assert levels[level_names()[-2]][1] == 2**20
 
 
