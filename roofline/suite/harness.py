@@ -14,7 +14,7 @@ matrix that does not fit the cache), raises :class:`~roofline.errors.BackendUnav
 raises :class:`~roofline.errors.KernelMismatch`: asv records a failure. The CUDA grid is
 measured once per asv run in ``setup_cache`` too (one process: importing torch and making a CUDA
 context cost seconds per process); its cached entries are plain floats and strings, so the
-per-combination processes never import torch.
+per-combination processes need no torch.
 """
 
 from __future__ import annotations
@@ -88,9 +88,10 @@ def _under_asv() -> bool:
 def preload_for_forks() -> None:
     """Import torch in asv's forkserver (``--launch-method forkserver``, as ``roofline bench`` runs without
     a CUDA device): asv_runner's ``_run_server`` imports the benchmark modules once and forks every
-    benchmark's process from itself, so the eight or so that use torch (the run's roofs, the backends and
-    their twins, CallOverhead, ModelDecode) start with it rather than each importing it (2-3 s here).
-    Anywhere else, nothing: a spawned benchmark process imports only what it uses."""
+    benchmark's process from itself, so those that use torch (the backends' twins and tracks, CallOverhead)
+    start with it rather than each importing it (2-3 s each here).
+    asv spawns each ``setup_cache`` anew, never from the forkserver; anywhere but the forkserver,
+    nothing: a spawned process imports only what it uses."""
     if _asv_frame("_run_server"):
         with contextlib.suppress(BackendUnavailable):
             import_torch()
