@@ -11,7 +11,7 @@ from roofline.errors import BackendUnavailable, BadInput
 from roofline.measure import likwid
 from roofline.measure.compute import native_reason
 from roofline.model.hierarchy import DRAM, ComputeRoof, Hierarchy, LevelRoof
-from roofline.model.intervals import median_ci, order_statistic_rank
+from roofline.model.intervals import fastest_round_median, median_ci, order_statistic_rank
 from roofline.model.plateaus import find_plateaus, level_of
 from roofline.report.cpu import build_report, render_text
 
@@ -88,6 +88,12 @@ def test_median_interval_is_an_order_statistic_with_its_coverage():
     # thousands of samples (a round of tiny kernels): the binomial tail in exact integers, no overflow
     k, coverage = order_statistic_rank(3000)
     assert 1400 < k < 1500 and 0.95 <= coverage < 0.96
+
+
+def test_a_roof_is_its_fastest_rounds_median():
+    rates = [10, 11, 30, 9, 20, 21, 22]  # rounds [10, 11, 30], [9, 20], [21, 22]: one fast pass is not a round
+    assert fastest_round_median(rates, [0, 3, 5]) == 21.5
+    assert fastest_round_median(rates, []) == 20  # no rounds marked: the median of all
 
 
 HIER = Hierarchy(

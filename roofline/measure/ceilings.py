@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import platform
-import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +23,7 @@ from ..errors import BadInput, KernelMismatch
 from ..host import blas_summary, blas_threads, cpu_count, llc_bytes
 from ..model.dtypes import by_numpy
 from ..model.hardware import Hardware
-from ..model.intervals import MedianCI, median_ci
+from ..model.intervals import MedianCI, fastest_round_median, median_ci
 from .contention import blas_limit
 from .numpy_step import decode_step, reference_product, relative_error
 from .pools import check_fits, escape_bytes, random_array
@@ -283,8 +282,7 @@ class StreamArrays:
     def _gemv(self, kind: str) -> Callable[[slice], object]:
         """A pass of a GEMV kind: y = W·x on the pool's next matrix, by rows (a slice of them per thread)."""
         step = self.steps[kind]
-        w = step.pool[step._next]
-        step._next = (step._next + 1) % len(step.pool)
+        w = step.next_weights()
         return lambda rows: np.matmul(w[rows], step.x, out=step.out[rows])
 
     def _check(self, kind: str, out: list) -> None:
@@ -293,8 +291,7 @@ class StreamArrays:
         a, b, c, q = self.a, self.b, self.c, self.q
         if kind in self.steps:
             step = self.steps[kind]
-            w = step.pool[(step._next - 1) % len(step.pool)]
-            ok = relative_error(step.out, np.matmul(w, step.x)) <= by_numpy(step.dtype).tolerance
+            ok = relative_error(step.out, np.matmul(step.last_weights, step.x)) <= by_numpy(step.dtype).tolerance
         elif kind == "read":
             got, want = sum(out), float(np.einsum("i,i->", b, c))  # numpy's own loop, not the BLAS
             ok = abs(got - want) <= 1e-9 * abs(want)
@@ -310,11 +307,9 @@ class StreamArrays:
         if not all(self.times.values()):
             raise BadInput("no round of the bandwidth kernels was timed")
         results = {}
-        bounds = [*self.round_starts, None]
         for kind, times in self.times.items():
             moved = self.steps[kind].bytes_moved if kind in self.steps else ARRAYS_MOVED[kind] * self.n * 8
             ci = _rate_ci(moved, times)
-            rounds = [times[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if times[a:b]]
             results[kind] = Bandwidth(
                 kind=kind,
                 best=moved / min(times),
@@ -326,7 +321,7 @@ class StreamArrays:
                 low=ci.low,
                 high=ci.high,
                 confidence=ci.confidence,
-                best_round=max(statistics.median([moved / t for t in r]) for r in rounds),
+                best_round=fastest_round_median([moved / t for t in times], self.round_starts),
             )
         return results
 
@@ -417,8 +412,6 @@ class GemmOperands:
             raise BadInput(f"no round of the {self.dtype} GEMM was timed")
         flops = 2.0 * self.n * self.n * (self.cols or self.n)
         ci = _rate_ci(flops, self.times)
-        bounds = [*self.round_starts, None]
-        rounds = [self.times[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if self.times[a:b]]
         return GemmPeak(
             dtype=self.dtype,
             n=self.n,
@@ -432,7 +425,7 @@ class GemmOperands:
             high=ci.high,
             confidence=ci.confidence,
             cols=self.cols,
-            best_round=max(statistics.median([flops / t for t in r]) for r in rounds),
+            best_round=fastest_round_median([flops / t for t in self.times], self.round_starts),
         )
 
 

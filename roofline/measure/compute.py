@@ -16,7 +16,6 @@ interval.
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from ..errors import BackendUnavailable, BadInput, KernelMismatch, positive_int
 from ..host import cpu_flags, import_torch
 from ..model.dtypes import DTYPES, by_numpy
 from ..model.hierarchy import ComputeRoof
-from ..model.intervals import median_ci
+from ..model.intervals import fastest_round_median, median_ci
 from .ceilings import GEMM_RUNS, GemmPeak, default_gemm_n, gemm_peak
 from .numpy_step import relative_error
 from .pools import check_fits, random_array
@@ -279,9 +278,7 @@ class ComputeRounds:
         best: dict[str, ComputeRoof] = {}
         for label, rates in self.samples.items():
             ci, g = median_ci(rates), self.gemms[label]
-            bounds = [*self.round_starts[label], None]
-            rounds = [rates[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if rates[a:b]]
-            fastest = max(statistics.median(r) for r in rounds) if rounds else ci.median
+            fastest = fastest_round_median(rates, self.round_starts[label])
             roof = ComputeRoof(g.dtype, fastest, g.library, ci.low, ci.high, g.n, len(rates))
             if g.dtype not in best or roof.gflops > best[g.dtype].gflops:
                 best[g.dtype] = roof

@@ -58,7 +58,18 @@ class DecodeStep:
     def pool_bytes(self) -> int:
         return int(self.pool.nbytes)
 
-    def __call__(self) -> np.ndarray:
+    def next_weights(self) -> np.ndarray:
+        """The matrix the next step reads; the pool turns past it."""
+        w = self.pool[self._next]
+        self._next = (self._next + 1) % len(self.pool)
+        return w
+
+    @property
+    def last_weights(self) -> np.ndarray:
+        """The matrix the last step read."""
+        return self.pool[(self._next - 1) % len(self.pool)]
+
+    def __call__(self) -> np.ndarray:  # inline, not next_weights(): the overhead roof times tiny steps
         w = self.pool[self._next]
         self._next = (self._next + 1) % len(self.pool)
         return np.matmul(w, self.x, out=self.out)

@@ -58,3 +58,12 @@ def median_ci(samples: Sequence[float], confidence: float = CONFIDENCE) -> Media
     xs = sorted(float(x) for x in samples)
     k, coverage = order_statistic_rank(len(xs), confidence)
     return MedianCI(statistics.median(xs), xs[k - 1], xs[len(xs) - k], coverage, len(xs))
+
+
+def fastest_round_median(rates: Sequence[float], starts: Sequence[int]) -> float:
+    """The median of the fastest round of ``rates`` (in the order taken; round k starts at ``starts[k]``),
+    the median of all where no round was marked: a roof is its fastest round, as a slow minute of a shared
+    machine moves a round, not what the machine can do."""
+    bounds = [*starts, None]
+    rounds = [rates[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if rates[a:b]]
+    return max(statistics.median(r) for r in rounds) if rounds else statistics.median(rates)
