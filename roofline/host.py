@@ -348,8 +348,11 @@ def gpu_facts(index: int = 0) -> dict[str, object] | None:
 
     Keys: name, gpu_capability, gpu_memory_bytes, gpu_sm_count, gpu_l2_bytes, torch, cuda,
     driver and clocks (see :func:`gpu_clocks`; None without nvidia-smi). ``name`` is what
-    :func:`roofline.suite.machine_file.machine_keys` files as the machine's ``gpu`` key.
+    :func:`roofline.suite.machine_file.machine_keys` files as the machine's ``gpu`` key. None, without
+    importing torch (2 s of every ``roofline bench`` here), where no NVIDIA device node is (:func:`gpu_present`).
     """
+    if not gpu_present():
+        return None
     try:
         torch = import_torch()
     except BackendUnavailable:

@@ -143,6 +143,22 @@ def test_gpu_facts_none_without_cuda():
     assert host.gpu_facts() is None
 
 
+def test_gpu_facts_ask_torch_only_where_a_device_node_is(monkeypatch):
+    """roofline bench files the GPU's name in asv's machine file: importing torch to learn there is none took
+    2 s of every run here. No device node: None, torch never asked; a node: torch answers."""
+    asked = []
+
+    def torch_absent():
+        asked.append(True)
+        raise host.BackendUnavailable("no torch here")
+
+    monkeypatch.setattr(host, "import_torch", torch_absent)
+    monkeypatch.setattr(host, "gpu_present", lambda: False)
+    assert host.gpu_facts() is None and not asked
+    monkeypatch.setattr(host, "gpu_present", lambda: True)
+    assert host.gpu_facts() is None and asked
+
+
 def _tasks(root, states):
     """A fake /proc/self/task: one thread per (tid, comm, state)."""
     for tid, comm, state in states:
