@@ -2,12 +2,16 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-RESULTS := .asv/results
-HTML := .asv/html
+# Where roofline bench files results and HTML: asv.conf.json's .asv/results and .asv/html; a quick look's own
+# .asv/quick/results and .asv/quick/html (RESULTS=, HTML= choose others).
+RESULTS :=
+HTML :=
+FOLDER_FLAGS := $(if $(RESULTS),--results $(RESULTS)) $(if $(HTML),--html $(HTML))
 # The name results are filed under (results/<MACHINE>/); default: the host name, as asv's.
 MACHINE ?=
 MACHINE_FLAG := $(if $(MACHINE),--machine $(MACHINE))
-# QUICK=1: a quick look, every class at small sizes (ROOFLINE_QUICK; a ROOFLINE_* size variable set wins).
+# QUICK=1: a quick look, every class at small sizes, filed in .asv/quick (ROOFLINE_QUICK; a ROOFLINE_* size
+# variable set wins; docs/bench.md).
 ifneq ($(QUICK),)
 export ROOFLINE_QUICK := $(QUICK)
 endif
@@ -60,10 +64,10 @@ $(shell rm -f $(STATUS))
 endif
 
 bench: $(VENV)/.bench-installed
-	$(BIN)/roofline bench --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG) $(ENGINES_FLAG); $(KEEP_STATUS)
+	$(BIN)/roofline bench $(FOLDER_FLAGS) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG) $(ENGINES_FLAG); $(KEEP_STATUS)
 
 gallery: $(VENV)/.bench-installed
-	$(BIN)/roofline bench --gallery $(GALLERY) $(GALLERY_FLAGS) --results $(RESULTS) --html $(HTML) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG) $(ENGINES_FLAG); $(KEEP_STATUS)
+	$(BIN)/roofline bench --gallery $(GALLERY) $(GALLERY_FLAGS) $(FOLDER_FLAGS) $(MACHINE_FLAG) $(BUSY_FLAG) $(MODELS_FLAG) $(ENGINES_FLAG); $(KEEP_STATUS)
 
 fleet: $(VENV)/.fleet-installed
 	$(BIN)/python fleet/run.py --out $(FLEET_OUT) $(FLEET_ARGS)

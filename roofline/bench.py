@@ -26,7 +26,8 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import publish
@@ -37,6 +38,41 @@ from .suite.preflight import preflight
 
 #: Where asv.conf.json puts the benchmarks (the fixed grid is read from there).
 BENCHMARK_DIR = Path("benchmarks")
+#: asv's configuration, and the folders it files results and HTML in: roofline bench's defaults.
+ASV_CONF = Path("asv.conf.json")
+RESULTS, HTML = Path(".asv/results"), Path(".asv/html")
+#: A quick look's own folders (``ROOFLINE_QUICK=1``): its figures, at other sizes (llama.cpp's model smaller) under
+#: the same benchmark names, would otherwise replace a default run's at the same commit.
+QUICK_RESULTS, QUICK_HTML = Path(".asv/quick/results"), Path(".asv/quick/html")
+
+
+def folders(results: Path | None = None, html: Path | None = None) -> tuple[Path, Path]:
+    """The results and HTML folders of a run: those given, else a quick look's or asv.conf.json's."""
+    from .suite.params import quick
+
+    default = (QUICK_RESULTS, QUICK_HTML) if quick() else (RESULTS, HTML)
+    return results or default[0], html or default[1]
+
+
+@contextmanager
+def asv_config(results: Path, html: Path) -> Iterator[list[str]]:
+    """asv's ``--config`` for a run filing its results and HTML in ``results`` and ``html``: none where those are
+    asv.conf.json's (or it is not here: asv says why), else a copy of it with those two folders, beside it while
+    the run lasts (asv runs in its config's folder: the copy's other paths read as the original's)."""
+    from asv.util import load_json
+
+    if not ASV_CONF.is_file():
+        yield []
+        return
+    conf = load_json(str(ASV_CONF), js_comments=True)
+    own = (Path(conf.get("results_dir", "results")).resolve(), Path(conf.get("html_dir", "html")).resolve())
+    if own == (results.resolve(), html.resolve()):
+        yield []
+        return
+    with tempfile.NamedTemporaryFile("w", dir=ASV_CONF.parent, prefix=".roofline-asv-", suffix=".json") as copy:
+        json.dump({**conf, "results_dir": str(results.absolute()), "html_dir": str(html.absolute())}, copy)
+        copy.flush()
+        yield ["--config", copy.name]
 
 
 def _say(line: str) -> None:
@@ -246,8 +282,8 @@ def kept_results(folder: Path, before: dict[Path, bytes]) -> str:
 
 
 def run_bench(
-    results: Path = Path(".asv/results"),
-    html: Path = Path(".asv/html"),
+    results: Path | None = None,
+    html: Path | None = None,
     machine: str | None = None,
     same_python: bool = False,
     bench: str | None = None,
@@ -263,7 +299,7 @@ def run_bench(
     another (the optional backends: torch for models.ModelDecode, llama.cpp for engines.LlamaCppDecode).
     ``gallery``: a full default run (any sizes with ``trial``) filed under
     :func:`~roofline.suite.gallery.gallery_name` unless ``machine`` is given, then merged into that
-    folder. Ends with the comparison page beside asv's HTML.
+    folder. Ends with the comparison page beside asv's HTML. ``results`` and ``html``: :func:`folders`.
     """
     try:
         import asv  # noqa: F401
@@ -271,6 +307,7 @@ def run_bench(
         raise BadInput("roofline bench needs asv: pip install 'roofline[bench]'") from None
     stage = ["preflight"]
     before: dict[Path, bytes] = {}
+    results, html = folders(results, html)
     folder = results
     with signals_raise():
         try:
@@ -397,27 +434,28 @@ def _run(
 ) -> int:
     from .measure.contention import cpu_times, lost_shares
 
-    run = ["run", "--show-stderr", "--record-samples", "--machine", machine, *launch_method()]
-    run += ["-a", f"rounds={TWIN_ROUNDS}", "-a", "repeat=({},{},{})".format(*TWIN_REPEAT)]
-    with tempfile.TemporaryDirectory(prefix="roofline-python-") as tmp:
-        env = None
-        if same_python:
-            run += ["--python=same", "--set-commit-hash", commit]
-        else:
-            version, env = asv_virtualenv(Path(tmp), requirements, stage)
-            run += [f"--python={version}", f"{commit} --max-count=1"]
-        run += asv_selection(bench)
-        stage[0] = "asv run"
-        ahead = _snapshot(results / machine)
-        first, own0 = cpu_times(), _own_cpu()
-        asv_rc = _asv(*run, env=env)
-        last = cpu_times()
-    during = lost_shares(first, last, _own_cpu() - own0)[0] if first and last else None
-    if asv_rc != 0 and not measured_anything(results / machine, ahead):
-        print(f"roofline: {NOTHING_MEASURED}", file=sys.stderr)
-        return 1
-    stage[0] = "asv publish"
-    publish_rc = _asv("publish", env={**os.environ, publish.BY_VARIABLE: "roofline"})
+    with asv_config(results, html) as config:
+        run = ["run", *config, "--show-stderr", "--record-samples", "--machine", machine, *launch_method()]
+        run += ["-a", f"rounds={TWIN_ROUNDS}", "-a", "repeat=({},{},{})".format(*TWIN_REPEAT)]
+        with tempfile.TemporaryDirectory(prefix="roofline-python-") as tmp:
+            env = None
+            if same_python:
+                run += ["--python=same", "--set-commit-hash", commit]
+            else:
+                version, env = asv_virtualenv(Path(tmp), requirements, stage)
+                run += [f"--python={version}", f"{commit} --max-count=1"]
+            run += asv_selection(bench)
+            stage[0] = "asv run"
+            ahead = _snapshot(results / machine)
+            first, own0 = cpu_times(), _own_cpu()
+            asv_rc = _asv(*run, env=env)
+            last = cpu_times()
+        during = lost_shares(first, last, _own_cpu() - own0)[0] if first and last else None
+        if asv_rc != 0 and not measured_anything(results / machine, ahead):
+            print(f"roofline: {NOTHING_MEASURED}", file=sys.stderr)
+            return 1
+        stage[0] = "asv publish"
+        publish_rc = _asv("publish", *config, env={**os.environ, publish.BY_VARIABLE: "roofline"})
     if publish_rc == 0:
         publish_rc = publish.offline(html)
     status = 0 if asv_rc == 0 and publish_rc == 0 else 1

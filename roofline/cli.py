@@ -528,8 +528,13 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench", help="preflight, asv run, asv publish, then the report and plot (what `make bench` runs)"
     )
-    p.add_argument("--results", type=Path, default=Path(".asv/results"), help="asv results folder (asv.conf.json's)")
-    p.add_argument("--html", type=Path, default=Path(".asv/html"), help="asv html folder (asv.conf.json's)")
+    p.add_argument(
+        "--results",
+        type=Path,
+        help="asv results folder (default: asv.conf.json's, .asv/results; a quick look's, ROOFLINE_QUICK=1: "
+        ".asv/quick/results)",
+    )
+    p.add_argument("--html", type=Path, help="asv html folder (default: .asv/html; a quick look's: .asv/quick/html)")
     p.add_argument("--machine", help="asv machine name (default: this host's name)")
     p.add_argument(
         "--python-same",

@@ -39,3 +39,35 @@ def test_asv_run_forks_its_benchmarks_unless_a_cuda_device_is_here(device, monke
 def test_the_config_keeps_spawn_for_asv_by_hand():
     text = (Path(__file__).resolve().parents[1] / "asv.conf.json").read_text()
     assert '"launch_method": "spawn"' in text
+
+
+def test_a_run_filed_elsewhere_gives_asv_a_copy_of_its_config_there_and_a_quick_look_its_own(monkeypatch, tmp_path):
+    """asv files results where its configuration says; roofline bench --results elsewhere (a quick look's
+    .asv/quick/results) gives it a copy of asv.conf.json with those folders, beside it while the run lasts."""
+    import json
+
+    from asv.config import Config
+
+    monkeypatch.chdir(tmp_path)
+    conf = '{\n  // asv reads comments\n  "version": 1, "repo": ".", "results_dir": "r", "html_dir": "h", '
+    conf += '"plugins": [".p"]\n}'
+    Path("asv.conf.json").write_text(conf)
+    with bench.asv_config(Path("r"), Path("h").absolute()) as args:
+        assert args == []  # asv.conf.json's own folders: asv needs no copy
+    with bench.asv_config(Path("q/r"), Path("q/h")) as args:
+        flag, copy = args
+        assert flag == "--config" and Path(copy).parent.resolve() == tmp_path.resolve()  # asv runs in its folder
+        assert Config.load(copy).results_dir == str(tmp_path / "q/r")  # asv reads it
+        assert json.loads(Path(copy).read_text()) == {
+            "version": 1,
+            "repo": ".",
+            "results_dir": str(tmp_path / "q/r"),
+            "html_dir": str(tmp_path / "q/h"),
+            "plugins": [".p"],
+        }
+    assert not Path(copy).exists() and Path("asv.conf.json").read_text() == conf
+    monkeypatch.delenv("ROOFLINE_QUICK", raising=False)
+    assert bench.folders() == (Path(".asv/results"), Path(".asv/html"))
+    monkeypatch.setenv("ROOFLINE_QUICK", "1")
+    assert bench.folders() == (Path(".asv/quick/results"), Path(".asv/quick/html"))
+    assert bench.folders(Path("mine"), None) == (Path("mine"), Path(".asv/quick/html"))
