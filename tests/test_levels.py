@@ -390,6 +390,8 @@ def test_the_runs_compute_roofs_are_what_computepeak_records_or_why_not(monkeypa
     monkeypatch.delenv("ROOFLINE_MODEL", raising=False)  # Llama-3-8B: hidden 4096, MLP 14336
     part = run._Compute(512, run.model_shapes({"ROOFLINE_MODEL_BATCH": (1, 8)}))
     assert run.model_shapes({"ROOFLINE_N": (256,)}) == {}  # the live report chooses no model batch
+    # a quick look's batch 1 alone: its roof is timed at 8 rows too, not only at the GEMV it bounds
+    assert run.model_shapes({"ROOFLINE_MODEL_BATCH": (1,)})["bf16"][1] == (1, run.MODEL_ROOF_ROWS) == (1, 8)
     part.turn()
     got = part.outcome()
     bf16 = compute.ComputeRoof("bf16", 612.345678, "fake")

@@ -1,6 +1,8 @@
 import pytest
 
 from roofline.errors import BadInput
+from roofline.measure import pools
+from roofline.model.gguf_layout import step_bytes
 from roofline.suite import params
 
 
@@ -57,15 +59,15 @@ def test_a_quick_look_shrinks_every_class_and_a_variable_set_wins(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     full = (params.sizes(), params.backend_sizes(), params.model_batches(), params.engine_batches(), params.sweep_n())
     assert full == ((2048, 8192), (2048,), (1, 8, 64), (1, 8), 4096) and params.gemm_n() is None
+    models = (params.model_decode(), params.engine_model())
     monkeypatch.setenv(params.QUICK_VARIABLE, "1")
     assert (params.sizes(), params.batches(), params.cache_sizes()) == ((1024,), (1, 64), (1024,))
     assert (params.backend_sizes(), params.backend_batches()) == ((256,), (1,))
-    assert (params.model_batches(), params.engine_batches(), params.sweep_n(), params.gemm_n()) == (
-        (1,),
-        (1,),
-        1024,
-        2048,
-    )
+    assert (params.model_batches(), params.engine_batches(), params.sweep_n()) == ((1,), (1,), 1024)
+    assert params.gemm_n() is None  # the default run's GEMMs: the roofs are no weaker in a quick look
+    engine = params.engine_model()  # smaller, still read from DRAM on this project's VM (32 MiB of L3)
+    assert params.model_decode() == models[0] and engine.params_read(1) < models[1].params_read(1)
+    assert step_bytes(engine, "Q4_0") > pools.escape_bytes(32 * 2**20)
     assert not params.referee() and not params.levels()  # a quick look has no referees and no level sweep
     monkeypatch.setenv("ROOFLINE_N", "2048")
     monkeypatch.setenv("ROOFLINE_REFEREE", "on")

@@ -393,7 +393,13 @@ def test_step_rounds_on_fresh_builds_pool_their_samples_and_let_each_builds_pool
         rounds.time([_FakeStep(n=128)])
 
 
-def test_the_backend_grid_times_fresh_builds_in_every_round_and_a_later_failure_leaves_no_figure(monkeypatch):
+@pytest.mark.parametrize("quick,passes", [("0", run.PASSES), ("1", run.QUICK_PASSES)])
+def test_the_backend_grid_times_fresh_builds_in_every_round_and_a_later_failure_leaves_no_figure(
+    monkeypatch, quick, passes
+):
+    """In each of the run's passes (a quick look's two); a step that fails in the last one has no figure."""
+    monkeypatch.setenv("ROOFLINE_QUICK", quick)
+    assert run.passes() == passes
     monkeypatch.setenv("ROOFLINE_BACKEND_N", "256")
     monkeypatch.setenv("ROOFLINE_BACKEND_BATCH", "1")
     timed = _fake_timing(monkeypatch)
@@ -403,7 +409,7 @@ def test_the_backend_grid_times_fresh_builds_in_every_round_and_a_later_failure_
         builds.append((backend, dtype))
         if backend == "numpy" and dtype == "bf16":
             raise BackendUnavailable("numpy has no bf16")
-        if (backend, dtype) == ("torch-cpu", "bf16") and builds.count((backend, dtype)) == 3:
+        if (backend, dtype) == ("torch-cpu", "bf16") and builds.count((backend, dtype)) == passes:
             raise KernelMismatch("bf16 went wrong in the last round")
         step = _FakeStep(n, batch, dtype)
         step.backend = backend
@@ -414,17 +420,17 @@ def test_the_backend_grid_times_fresh_builds_in_every_round_and_a_later_failure_
     grid = harness.backend_grid(GRID)
     ok = {k: p for k, p in grid.items() if isinstance(p, Measured)}
     assert sorted(ok) == [("numpy", "fp32", 256, 1), ("torch-cpu", "fp32", 256, 1)]
-    assert all(p.value.measurement.samples == 7 * run.PASSES for p in ok.values())  # every round's samples
+    assert all(p.value.measurement.samples == 7 * passes for p in ok.values())  # every round's samples
     assert grid["torch-cpu", "bf16", 256, 1] == Failed("bf16 went wrong in the last round")
     assert grid["numpy", "bf16", 256, 1] == Skipped("numpy has no bf16")
     assert isinstance(grid["numpy", "fp32", 2048, 1], Skipped)  # not chosen
     # each round builds every step afresh, the backends one after another, never timed together
-    assert builds.count(("numpy", "fp32")) == builds.count(("torch-cpu", "fp32")) == run.PASSES
+    assert builds.count(("numpy", "fp32")) == builds.count(("torch-cpu", "fp32")) == passes
     # each backend's round starts once the builds' checks and the last round's BLAS workers stop spinning
-    assert timed[::2] == ["settle"] * 2 * run.PASSES
+    assert timed[::2] == ["settle"] * 2 * passes
     timed = timed[1::2]
-    assert len(timed) == 2 * run.PASSES and all(len({b for _, b in fns}) == 1 for fns in timed)
-    assert [len(fns) for fns in timed] == [1, 2] * (run.PASSES - 1) + [1, 1]
+    assert len(timed) == 2 * passes and all(len({b for _, b in fns}) == 1 for fns in timed)
+    assert [len(fns) for fns in timed] == [1, 2] * (passes - 1) + [1, 1]
 
 
 WHY = {"built": "the sweep's GEMV is wrong", "timed": "the clock went backwards", "fitted": "no knee in these times"}

@@ -42,6 +42,22 @@ def test_without_a_cuda_device_the_cuda_class_and_combinations_are_left_out_with
     assert runnable.cannot_run([set()], device=lambda: True) == []
 
 
+def test_a_quick_look_leaves_out_every_time_twin_and_nothing_else(monkeypatch):
+    monkeypatch.setenv(params.QUICK_VARIABLE, "1")
+    left = runnable.cannot_run([set()], device=lambda: True)
+    assert [x.what for x in left] == ["the time_ twins"]
+    assert runnable.summary(left) == [
+        "not run: the time_ twins: a quick look (ROOFLINE_QUICK=1) times none; asv starts no process for it"
+    ]
+    regexes = params.selection(GRID, exclude=[x.regex for x in left])
+    assert not asv_matches(regexes, "decode.DecodeDRAM.time_decode_step(1024, 1)")
+    assert not asv_matches(regexes, "backends.BackendDecode.time_decode_step('numpy', 'fp32', 256, 1)")
+    assert asv_matches(regexes, "decode.DecodeDRAM.track_gflops(1024, 1)")
+    assert asv_matches(regexes, "models.ModelDecode.track_tokens_per_s(1)")
+    monkeypatch.setenv(params.QUICK_VARIABLE, "0")
+    assert runnable.cannot_run([set()], device=lambda: True) == []
+
+
 def test_a_class_is_left_out_only_when_every_environment_lacks_what_it_needs():
     def names(missing):
         return [x.what for x in runnable.cannot_run(missing, device=lambda: True)]

@@ -39,7 +39,7 @@ from ..model.dtypes import SUITE, by_numpy
 from ..outcome import Failed, Measured, Outcome, Skipped, attempt, of_cache
 from . import handoff, params
 from . import run as _run
-from .run import PASSES, RunState, Timed
+from .run import RunState, Timed, passes
 
 _said: set[str] = set()
 
@@ -358,7 +358,7 @@ CPU_BACKENDS = ("numpy", "torch-cpu")
 def backend_grid(grid: Mapping[str, Sequence[object]]) -> dict[tuple, Outcome]:
     """Measure every chosen (backend, dtype, n, batch) of the CPU backend class; the rest keep why not.
 
-    Timed in :data:`~roofline.suite.run.PASSES` rounds, numpy's steps then torch's in each (never
+    Timed in :func:`~roofline.suite.run.passes` rounds, numpy's steps then torch's in each (never
     together: their thread pools would spin against each other), and pooled, so no one moment of the
     machine makes a figure. Each round builds its steps afresh and lets them go before the next
     backend's are built, so one backend's pools are held at a time (numpy's and torch fp32's map the
@@ -416,7 +416,7 @@ def _backend_rounds(keys: dict[str, list[tuple]], out: dict[tuple, Outcome]) -> 
     """:func:`backend_grid`'s rounds: ``keys[backend]`` keeps the steps that built in every round (``out`` why
     the others did not)."""
     rounds: dict[str, StepRounds] = {}
-    for r in range(PASSES):
+    for r in range(passes()):
         for backend in CPU_BACKENDS:
             steps = {}
             for key in keys[backend]:
@@ -674,7 +674,14 @@ def engine_decode_grid(
         engine_ = lookup_engine(engine)
         roofs = handoff.read("fp32") if _under_asv() else None  # the run's roofs, of its rounds, printed
         run = measure_engine_decode(
-            engine_, shape, list(formats), list(batches), steps=ENGINE_STEPS, gemm_n=params.gemm_n(), roofs=roofs
+            engine_,
+            shape,
+            list(formats),
+            list(batches),
+            steps=ENGINE_STEPS,
+            rounds=passes(),
+            gemm_n=params.gemm_n(),
+            roofs=roofs,
         )
     except BadInput as exc:  # the model cannot be written or run here (disk, memory, shape)
         return {**unchosen, **{k: Skipped(str(exc)) for k in keys}}

@@ -70,6 +70,14 @@ REFEREE_PEAKS = ("fp32", "fp64")
 #: bandwidth passes and GEMMs split among them). The ``time_`` twins take their samples in as many asv
 #: rounds (benchmarks/common.py).
 PASSES = 3
+#: A quick look's passes (``ROOFLINE_QUICK=1``): each part's runs split between two, not three (3 s of its
+#: run's 21 here); each roof is still its fastest pass's median, each point every pass pooled.
+QUICK_PASSES = 2
+
+
+def passes() -> int:
+    """The run's passes: :data:`PASSES`, or a quick look's :data:`QUICK_PASSES`."""
+    return QUICK_PASSES if params.quick() else PASSES
 
 
 @dataclass(frozen=True)
@@ -270,7 +278,7 @@ class _Ceilings(Part):
         super().__init__(lambda: CeilingRounds(gemm_n=gemm_n, shapes=shapes, gemv=gemv))
 
     def turn(self) -> None:
-        self._time(BANDWIDTH_RUNS // PASSES, GEMM_RUNS // PASSES, STREAM_ROUND_S)
+        self._time(BANDWIDTH_RUNS // passes(), GEMM_RUNS // passes(), STREAM_ROUND_S)
 
     def figures(self, timer) -> RunRoofs:
         """The figures the ceiling benchmarks record, and every derived figure divides by."""
@@ -356,7 +364,7 @@ class _Sweep(Part):
     def __init__(self, n: int, batches: Sequence[int] = SWEEP_BATCHES):
         self.batches = tuple(batches)
         super().__init__(
-            lambda: SweepRounds(n, batches, repeats=-(-SWEEP_REPEATS // PASSES), min_total_s=MIN_TOTAL_S / PASSES)
+            lambda: SweepRounds(n, batches, repeats=-(-SWEEP_REPEATS // passes()), min_total_s=MIN_TOTAL_S / passes())
         )
 
     def turn(self) -> None:
@@ -400,13 +408,21 @@ class _Levels(Part):
             self.timer.close()
 
 
+#: Rows of models.ModelDecode's layers its compute roof is always timed at beside its chosen batches': a
+#: 1-row F.linear is no roof of a batch-1 step (the same kernel; 0.89-1.10 of the bound in five quick looks
+#: here, which chose batch 1 alone), Llama-3-8B's layers ran fastest at 8 rows (ComputeRounds).
+MODEL_ROOF_ROWS = 8
+
+
 def model_shapes(chosen: Mapping[str, tuple]) -> dict[str, tuple[list[tuple[int, int]], tuple[int, ...]]]:
     """models.ModelDecode's layers as (k, out) weights (q, k and v, o, the MLP's gate and up, its down; not
-    the 1 GB output head) at each batch this run chose for it, in the dtype it decodes in: the F.linear its
-    bound's compute roof is timed at (none where the run chose no model batch, as the live report)."""
+    the 1 GB output head) at each batch this run chose for it and :data:`MODEL_ROOF_ROWS`, in the dtype it
+    decodes in: the F.linear its bound's compute roof is timed at (none where the run chose no model batch,
+    as the live report)."""
     batches = tuple(chosen.get("ROOFLINE_MODEL_BATCH", ()))
     if not batches:
         return {}
+    batches = tuple(dict.fromkeys((*batches, MODEL_ROOF_ROWS)))
     m = params.model_decode()
     q, kv = m.heads * m.head_dim, m.kv_heads * m.head_dim
     layers = [(m.hidden, q), (m.hidden, kv), (q, m.hidden), (m.hidden, m.intermediate), (m.intermediate, m.hidden)]
@@ -528,15 +544,15 @@ def _turns(timed, ceilings, referee, compute, sweeping, levels, i: int) -> tuple
 
 
 def _passes(parts, progress: Callable[..., Any] | None) -> None:
-    """Every part's turns, PASSES times (:func:`_turns`), each once the last turn's BLAS workers are asleep
-    (they would spin beside this one's threads)."""
-    passes = [_turns(*parts, i) for i in range(PASSES)]
-    bar = progress(total=sum(map(len, passes))) if progress else None
+    """Every part's turns, :func:`passes` times (:func:`_turns`), each once the last turn's BLAS workers are
+    asleep (they would spin beside this one's threads)."""
+    every = [_turns(*parts, i) for i in range(passes())]
+    bar = progress(total=sum(map(len, every))) if progress else None
     try:
-        for i, turns in enumerate(passes):
+        for i, turns in enumerate(every):
             for label, turn in turns:
                 if bar is not None:
-                    bar.set_postfix_str(f"{label}, pass {i + 1} of {PASSES}")
+                    bar.set_postfix_str(f"{label}, pass {i + 1} of {len(every)}")
                 settle()
                 turn()
                 if bar is not None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..host import gpu_present
 from .names import CUDA_CLASS, ENGINE_CLASSES
+from .params import quick
 
 #: The classes that need modules a benchmark environment may lack (each skips without them).
 NEEDS_MODULES: Mapping[str, tuple[str, ...]] = {
@@ -50,6 +51,11 @@ class LeftOut:
     why: str
 
 
+#: What a quick look (``ROOFLINE_QUICK=1``) leaves out: asv's ``time_`` twins, a process and a second each (7 s
+#: of its 61 here), asv's own timing of steps the run measured already. Its figures are its own (roofline.bench).
+QUICK_LEFT_OUT = LeftOut("the time_ twins", r"[^.(]+\.[^.(]+\.time_", "a quick look (ROOFLINE_QUICK=1) times none")
+
+
 def _class(name: str, why: str) -> LeftOut:
     return LeftOut(name, re.escape(f"{name}."), why)
 
@@ -63,6 +69,8 @@ def cannot_run(missing: Iterable[set[str] | None], device: Callable[[], bool] | 
         why = "no CUDA device here (no NVIDIA device node)"
         out.append(_class(CUDA_CLASS, why))
         out += [LeftOut(what, regex, why) for what, regex in CUDA_COMBINATIONS.items()]
+    if quick():
+        out.append(QUICK_LEFT_OUT)
     envs = list(missing)
     if envs and all(m is not None for m in envs):
         for cls, mods in NEEDS_MODULES.items():
