@@ -112,6 +112,21 @@ def test_lean_decode_with_its_static_cache_follows_transformers_with_its_cache(b
 
 
 @needs_models
+def test_a_tied_head_is_the_embedding_table_as_the_shape_counts():
+    """Llama-3.2's presets tie the head to the embedding table; transformers built it apart (a second table,
+    and ModelDecode stopped on the parameter count: ROOFLINE_MODEL=llama-3.2-1b could not run)."""
+    from roofline.measure.lean_llm import LeanModel
+    from roofline.measure.llm_build import build_model
+    from roofline.measure.llm_decode import TOLERANCE, check_paths
+
+    shape = custom_model(name="tiny-tied", tied_embeddings=True, **TINY)
+    model = build_model(shape, "bf16", 64)
+    assert model.lm_head.weight is model.model.embed_tokens.weight
+    assert sum(p.numel() for p in model.parameters()) == shape.params_total
+    assert max(check_paths(model, LeanModel(model), "bf16").values()) < TOLERANCE["bf16"]
+
+
+@needs_models
 def test_a_wrong_path_is_refused_before_anything_is_timed(monkeypatch):
     """A lean path without rotary embeddings. At hidden 64 the random weights' attention is almost
     uniform, where positions hardly matter, so q and k are scaled up as at a real model's width."""

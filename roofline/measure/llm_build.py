@@ -151,6 +151,7 @@ def build_model(shape: ModelShape, dtype: str = "bf16", context: int = 4096, see
     }[architecture(shape)]
     with no_init_weights():
         model = cls._from_config(config, dtype=tdtype)
+    model.tie_weights()  # a tied head is the embedding table: transformers 5.24 leaves it apart here
     fill_random(model, seed)
     model.eval().requires_grad_(False)
     count = sum(p.numel() for p in model.parameters())
