@@ -42,6 +42,7 @@ from .bench import (
 )
 from .errors import EXIT_BUSY, BadInput, Interrupted
 from .interrupt import signals_raise
+from .suite.params import quick
 from .suite.preflight import preflight
 
 #: What ``roofline regress`` runs unless ``--bench`` says otherwise: every figure of the code that reads the
@@ -95,6 +96,8 @@ def run_regress(
         raise BadInput(f"{before!r} and {after!r} are the same commit ({a[:8]})")
     if rounds < 1:
         raise BadInput(f"--rounds must be at least 1, got {rounds}")
+    if quick():
+        raise BadInput("regress gates the time_ twins, which a quick look leaves out: unset ROOFLINE_QUICK (QUICK=1)")
     check_requirements(requirements, False)
     stage, folder, snap = ["preflight"], results, {}
     start = time.monotonic()

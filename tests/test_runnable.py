@@ -186,6 +186,9 @@ def test_regress_names_an_unknown_revision_in_one_line(capsys, tmp_path, monkeyp
     monkeypatch.chdir(ROOT)
     assert main(["regress", "HEAD", "HEAD"]) == 2
     assert "are the same commit" in one_line_error(capsys.readouterr().err)
+    monkeypatch.setenv(params.QUICK_VARIABLE, "1")  # a quick look times no twins: nothing for the gate
+    assert main(["regress", "HEAD~1", "HEAD"]) == 2
+    assert "unset ROOFLINE_QUICK" in one_line_error(capsys.readouterr().err)
 
 
 def test_a_warning_is_said_once_per_run_by_the_processes_sharing_a_setup_cache(tmp_path, monkeypatch):
