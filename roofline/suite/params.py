@@ -69,8 +69,7 @@ QUICK: dict[str, str] = {
     "ROOFLINE_ENGINE_BATCH": "1",
     # llama.cpp's model: 0.31 B weights read a token, not 0.50 (0.17 GB in Q4_0, ≥ 4× an LLC of up to 43 MB);
     # 1.5 s of its 6.5 here. Its figures go to a quick look's own results (roofline.bench), never a default
-    # run's history. ModelDecode keeps its model: its lean path runs at the bf16 roof of its own layers, and a
-    # smaller one (vocab 32 k, 7 s of its 12 here) read 1.00 of its bound, where the default reads 0.89-0.97.
+    # run's history. ModelDecode keeps its model (a smaller one, vocab 32 k, would save 5 s of its 12 here).
     "ROOFLINE_ENGINE_MODEL": "llama-3.2-1b:layers=4,vocab=32768",
     # likwid-bench sleeps 1 s per run to calibrate its clock: the referees were 38 s of a quick look's 73 s
     "ROOFLINE_REFEREE": "off",
