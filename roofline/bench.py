@@ -34,6 +34,7 @@ from . import publish
 from .errors import EXIT_BUSY, BadInput, Interrupted
 from .files import atomic_write
 from .interrupt import run_child, signals_raise
+from .suite.params import quick
 from .suite.preflight import preflight
 
 #: Where asv.conf.json puts the benchmarks (the fixed grid is read from there).
@@ -48,8 +49,6 @@ QUICK_RESULTS, QUICK_HTML = Path(".asv/quick/results"), Path(".asv/quick/html")
 
 def folders(results: Path | None = None, html: Path | None = None) -> tuple[Path, Path]:
     """The results and HTML folders of a run: those given, else a quick look's or asv.conf.json's."""
-    from .suite.params import quick
-
     default = (QUICK_RESULTS, QUICK_HTML) if quick() else (RESULTS, HTML)
     return results or default[0], html or default[1]
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from .bench import (
     NOTHING_MEASURED,
+    RESULTS,
     _asv,
     _busy_before,
     _own_cpu,
@@ -75,7 +76,7 @@ def _minutes(seconds: float) -> str:
 def run_regress(
     before: str,
     after: str,
-    results: Path = Path(".asv/results"),
+    results: Path = RESULTS,
     machine: str | None = None,
     bench: str | None = DEFAULT_BENCH,
     rounds: int = ROUNDS,
