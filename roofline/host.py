@@ -97,12 +97,15 @@ def cache_topology(
     )
 
 
-def llc_bytes(root: str | os.PathLike = "/sys/devices/system/cpu", use_override: bool = True) -> tuple[int, str]:
+def llc_bytes(
+    root: str | os.PathLike = "/sys/devices/system/cpu", use_override: bool = True, cpus: tuple[int, ...] | None = None
+) -> tuple[int, str]:
     """The last-level cache of the CPUs in use, summed over its distinct instances, and where the figure came from.
 
     ``ROOFLINE_LLC_BYTES`` overrides (the aggregate: what every pool must escape; unless ``use_override``
     is False: the machine's own figure); then Linux sysfs
-    (:func:`cache_topology`'s highest level); then macOS ``sysctl``; else :data:`FALLBACK_LLC_BYTES`.
+    (:func:`cache_topology`'s highest level, over ``cpus``: default this process's); then macOS ``sysctl``;
+    else :data:`FALLBACK_LLC_BYTES`.
     Every pool and bandwidth array is sized from this figure (:func:`roofline.measure.pools.escape_bytes`).
     """
     override = os.environ.get("ROOFLINE_LLC_BYTES") if use_override else None
@@ -111,7 +114,7 @@ def llc_bytes(root: str | os.PathLike = "/sys/devices/system/cpu", use_override:
             return parse_size(override), "ROOFLINE_LLC_BYTES"
         except BadInput as exc:
             raise BadInput(f"ROOFLINE_LLC_BYTES: {exc}") from None
-    levels = cache_topology(root)
+    levels = cache_topology(root, cpus)
     if levels:
         llc = max(levels, key=lambda c: c.level)
         first = llc.shared_cpus[0][0]
@@ -183,42 +186,42 @@ def total_memory_bytes() -> int | None:
         return None
 
 
-def cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags (Linux /proc/cpuinfo ``flags``); empty where the OS does not say."""
+def _cpuinfo(text: str | None) -> str:
+    """``text``, else Linux /proc/cpuinfo; "" where the OS does not give it."""
+    if text is not None:
+        return text
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith(("flags", "Features")):
-                return frozenset(line.split(":", 1)[1].split())
+        return Path("/proc/cpuinfo").read_text()
     except OSError:
-        pass
+        return ""
+
+
+def cpu_flags(text: str | None = None) -> frozenset[str]:
+    """The CPU's feature flags (Linux /proc/cpuinfo ``flags``, or ``text`` in its format); empty where the OS
+    does not say."""
+    for line in _cpuinfo(text).splitlines():
+        if line.startswith(("flags", "Features")):
+            return frozenset(line.split(":", 1)[1].split())
     return frozenset()
 
 
-def cpu_model() -> str:
-    """The processor's marketing name where the OS gives it."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+def cpu_model(text: str | None = None) -> str:
+    """The processor's marketing name where the OS gives it (Linux /proc/cpuinfo, or ``text`` in its format)."""
+    for line in _cpuinfo(text).splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "" if text is not None else platform.processor() or platform.machine()
 
 
 def cpu_signature(text: str | None = None) -> dict[str, object]:
-    """The processor's vendor, family and model numbers (Linux /proc/cpuinfo, or ``text`` in its format);
-    {} where the OS does not say. A VM often hides the model name ('AMD EPYC'), never these."""
-    if text is None:
-        try:
-            text = Path("/proc/cpuinfo").read_text()
-        except OSError:
-            return {}
+    """The processor's vendor, family, model and stepping numbers (Linux /proc/cpuinfo, or ``text`` in its
+    format); {} where the OS does not say. A VM often hides the model name ('AMD EPYC'), never these."""
     out: dict[str, object] = {}
-    for line in text.splitlines():
+    for line in _cpuinfo(text).splitlines():
         key, _, value = (part.strip() for part in line.partition(":"))
         if key == "vendor_id" and "vendor" not in out:
             out["vendor"] = value
-        elif key in ("cpu family", "model") and key not in out and value.isdigit():
+        elif key in ("cpu family", "model", "stepping") and key not in out and value.isdigit():
             out[key] = int(value)
         elif not line.strip() and out:
             break  # the first processor's block is enough
