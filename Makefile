@@ -7,7 +7,8 @@ BIN := $(VENV)/bin
 RESULTS :=
 HTML :=
 FOLDER_FLAGS := $(if $(RESULTS),--results $(RESULTS)) $(if $(HTML),--html $(HTML))
-# The name results are filed under (results/<MACHINE>/); default: the host name, as asv's.
+# The name results are filed under (results/<MACHINE>/); default: what the machine is (CPU, core, cores, LLC:
+# epyc-zen4-2core-32mib-l3), never the host name (docs/machines.md).
 MACHINE ?=
 MACHINE_FLAG := $(if $(MACHINE),--machine $(MACHINE))
 # QUICK=1: a quick look, every class at small sizes, filed in .asv/quick (ROOFLINE_QUICK; a ROOFLINE_* size

@@ -296,9 +296,10 @@ def run_bench(
     0; 1 if a benchmark failed; 3 if the machine was busy (unless ``allow_busy``); 130/143 if stopped.
     ``requirements``: pip requirements files installed into asv's environment before it runs, one after
     another (the optional backends: torch for models.ModelDecode, llama.cpp for engines.LlamaCppDecode).
-    ``gallery``: a full default run (any sizes with ``trial``) filed under
-    :func:`~roofline.suite.gallery.gallery_name` unless ``machine`` is given, then merged into that
-    folder. Ends with the comparison page beside asv's HTML. ``results`` and ``html``: :func:`folders`.
+    Results are filed under ``machine``, default what the machine is
+    (:func:`~roofline.suite.gallery.gallery_name`, never the host name). ``gallery``: a full default run (any
+    sizes with ``trial``), then merged into that folder. Ends with the comparison page beside asv's HTML.
+    ``results`` and ``html``: :func:`folders`.
     """
     try:
         import asv  # noqa: F401
@@ -312,11 +313,10 @@ def run_bench(
         try:
             check_requirements(requirements, same_python)
             if gallery is not None:
-                from .suite.gallery import check_default_run, this_machine
+                from .suite.gallery import check_default_run
 
                 if not trial:
                     check_default_run()
-                machine = machine or this_machine()
             for line in preflight(results):
                 print(f"roofline: {line}")
             commit = head_commit()
@@ -330,7 +330,8 @@ def run_bench(
 
             # asv's machine file, non-interactively, with roofline's keys (the GPU's name too: the same
             # entry as `roofline machine` writes, so the key does not flip between the two)
-            machine, _, retired = register(machine, gpu=gpu_facts())
+            machine, entry, retired = register(machine, gpu=gpu_facts())
+            _say_earlier_names(results, entry)
             if retired:
                 _say(
                     f"machine {machine!r} still has keys roofline no longer writes ({', '.join(retired)}): "
@@ -351,6 +352,21 @@ def run_bench(
             print(f"roofline: {exc} during {stage[0]}", file=sys.stderr)
             print(f"roofline: {kept_results(folder, before)}", file=sys.stderr)
             return exc.exit_code
+
+
+def _say_earlier_names(results: Path, entry: dict[str, object]) -> None:
+    """Where a first run under this machine's name finds the same hardware's runs under other names (the host
+    name, before runs were named by what the machine is): one line saying they stay readable, and how to go on."""
+    from .suite.machine_file import earlier_names
+
+    machine = str(entry["machine"])
+    if (results / machine).exists():
+        return
+    for old in earlier_names(results, entry):
+        _say(
+            f"this machine's earlier runs are in {results / old}: they stay there, reported and compared beside "
+            f"{machine!r} (roofline compare {results}); to go on filing under {old!r}: make bench MACHINE={old}"
+        )
 
 
 def _to_gallery(results: Path, machine: str, commit: str, gallery: Path, status: int, allow_busy: bool) -> int:

@@ -535,7 +535,7 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
         ".asv/quick/results)",
     )
     p.add_argument("--html", type=Path, help="asv html folder (default: .asv/html; a quick look's: .asv/quick/html)")
-    p.add_argument("--machine", help="asv machine name (default: this host's name)")
+    p.add_argument("--machine", help="the name results are filed under (default: what it is: CPU, core, cores, LLC)")
     p.add_argument(
         "--python-same",
         action="store_true",
@@ -600,9 +600,7 @@ def _add_regress(sub: argparse._SubParsersAction) -> None:
     p.add_argument("before", metavar="BEFORE", help="the commit to compare against (HEAD~1, a tag, a hash)")
     p.add_argument("after", metavar="AFTER", help="the commit under test (HEAD, a branch, a hash)")
     p.add_argument("--results", type=Path, default=Path(".asv/results"), help="asv results folder (asv.conf.json's)")
-    p.add_argument(
-        "--machine", help="asv machine name (default: as asv run's: the machine file's only entry, else this host's)"
-    )
+    p.add_argument("--machine", help="the name results are filed under (default: what it is: CPU, core, cores, LLC)")
     p.add_argument(
         "--bench",
         metavar="REGEX",
@@ -688,7 +686,7 @@ def _add_machine(sub: argparse._SubParsersAction) -> None:
         "machine",
         help="write this machine's asv entry: asv's keys plus BLAS, GPU and LLC; --migrate RESULTS retires old keys",
     )
-    p.add_argument("--machine", help="the name asv files results under (default: the host name, as asv)")
+    p.add_argument("--machine", help="the name results are filed under (default: what it is: CPU, core, cores, LLC)")
     p.add_argument("--file", type=Path, help="machine file to update (default: ~/.asv-machine.json, asv's)")
     p.add_argument(
         "--migrate",

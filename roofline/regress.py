@@ -112,9 +112,9 @@ def run_regress(
                 return busy
             stage[0] = "the machine file"
             from .host import gpu_facts
-            from .suite.machine_file import asv_machine_name, register
+            from .suite.machine_file import register
 
-            machine = register(asv_machine_name(machine), gpu=gpu_facts())[0]  # where asv run files it
+            machine = register(machine, gpu=gpu_facts())[0]  # asv run is told it: what the machine is, as make bench
             folder = results / machine
             snap = _snapshot(folder)
             regexes = asv_selection(bench)

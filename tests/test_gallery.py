@@ -17,6 +17,7 @@ from roofline.suite.results import meaning, read_results
 
 from .asv_fixtures import full_values, snapshot, write_benchmarks, write_machine, write_run
 from .clitools import one_line_error
+from .machine_profiles import PROFILES
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "results"
@@ -38,6 +39,56 @@ ZEN1 = {"vendor": "AuthenticAMD", "cpu family": 23, "model": 1}
 )  # fmt: skip
 def test_a_machine_is_named_by_what_it_is(cpu, cores, llc, signature, name):
     assert gallery.gallery_name(cpu, cores, llc, 3, signature) == name
+
+
+#: What every profile's results are filed under by default (make bench, make gallery, regress, roofline machine).
+FILED_UNDER = {
+    "xeon-amx": "xeon-emerald-rapids-2core-300mib-l3",
+    "epyc-zen4": "epyc-zen4-2core-32mib-l3",
+    "epyc-zen3": "epyc-zen3-2core-32mib-l3",
+}
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=str)
+def test_each_machine_files_its_results_under_what_it_is(profile, monkeypatch, tmp_path):
+    from roofline.suite.machine_file import default_name, register
+
+    profile.as_this_machine(monkeypatch, tmp_path)
+    monkeypatch.setattr("platform.node", lambda: "vm")
+    monkeypatch.setenv("ROOFLINE_LLC_BYTES", "1M")  # a run's setting, not the machine: the name keeps the OS's LLC
+    assert gallery.this_machine() == default_name() == FILED_UNDER[profile.name]
+    name, entry, _ = register(None, tmp_path / "asv-machine.json")
+    assert name == entry["machine"] == FILED_UNDER[profile.name]
+    assert entry["llc_bytes"] == str(profile.llc_bytes) and entry["cpu"] == profile.model_name
+
+
+INTEL = {"vendor": "GenuineIntel", "cpu family": 6}
+SKYLAKE_FLAGS = frozenset({"avx512f", "avx512bw"})
+
+
+@pytest.mark.parametrize(
+    "model, flags, core",
+    [
+        (85, SKYLAKE_FLAGS, "skylake-sp"),
+        (85, SKYLAKE_FLAGS | {"avx512_vnni"}, "cascade-lake"),
+        (85, SKYLAKE_FLAGS | {"avx512_vnni", "avx512_bf16"}, "cooper-lake"),
+        (106, frozenset(), "ice-lake-sp"),
+        (143, frozenset(), "sapphire-rapids"),
+        (207, frozenset(), "emerald-rapids"),
+        (173, frozenset(), "granite-rapids"),
+        (158, frozenset(), None),  # a desktop Coffee Lake: its model name says what it is
+    ],
+)
+def test_intel_server_cores_from_family_6_and_model(model, flags, core):
+    assert gallery.intel_core({**INTEL, "model": model}, flags) == core
+    assert gallery.intel_core({**INTEL, "cpu family": 15, "model": model}, flags) is None
+    named = gallery.gallery_name("Intel(R) Xeon(R) Processor", 2, 2**30, 3, {**INTEL, "model": model}, flags)
+    assert named == "-".join(["xeon", *([core] if core else []), "2core-1024mib-l3"])
+
+
+def test_a_core_the_model_name_already_says_is_not_said_twice():
+    sig = {**INTEL, "model": 143}
+    assert gallery.gallery_name("Intel Xeon Sapphire Rapids", 4, 2**20, 3, sig) == "xeon-sapphire-rapids-4core-1mib-l3"
 
 
 def test_the_names_are_results_folder_names_and_this_machine_has_one():

@@ -127,3 +127,38 @@ def test_gpu_keys_are_flat_strings():
     assert keys["gpu_max_sm_clock_mhz"] == "1980"
     assert all(isinstance(v, str) for v in keys.values())
     assert machine_file.gpu_keys(None) == {}
+
+
+def test_a_first_run_under_the_new_name_says_where_the_host_named_runs_are(tmp_path, capsys):
+    """Results filed under the host name ('vm') before runs were named by what the machine is stay readable:
+    the first run under the new name says where they are, once; other hardware's folders are not named."""
+    from roofline.bench import _say_earlier_names
+
+    from .asv_fixtures import machine_info, write_machine
+
+    results = tmp_path / "results"
+    write_machine(results, "vm")  # this hardware, filed under its host name
+    write_machine(results, "elsewhere", cpu="Other CPU")
+    entry = machine_info("epyc-zen4-2core-32mib-l3")
+    assert machine_file.earlier_names(results, entry) == ["vm"]
+    _say_earlier_names(results, entry)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"earlier runs are in {results / 'vm'}" in err[0] and "MACHINE=vm" in err[0]
+    write_machine(results, entry["machine"])  # the second run under it says nothing more
+    _say_earlier_names(results, entry)
+    assert capsys.readouterr().err == ""
+
+
+def test_report_and_compare_read_a_folder_holding_the_old_and_the_new_name(tmp_path, capsys):
+    from .asv_fixtures import full_values, write_benchmarks, write_machine, write_run
+
+    results = tmp_path / "results"
+    write_benchmarks(results)
+    for name, commit in (("vm", "a" * 40), ("epyc-zen4-2core-32mib-l3", "b" * 40)):
+        write_machine(results, name)
+        write_run(results, name, commit, full_values())
+    assert main(["compare", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "vm" in out and "epyc-zen4-2core-32mib-l3" in out
+    assert main(["report", "--results", str(results), "--machine", "epyc-zen4-2core-32mib-l3"]) == 0
+    assert "epyc-zen4-2core-32mib-l3" in capsys.readouterr().out

@@ -300,15 +300,13 @@ def test_the_backend_grid_runs_on_the_cores_its_watch_leaves_and_says_when_conte
     assert point.blas_threads == 1 and harness.backend_twin(point).threads == 1  # the twin on as many
 
 
-def test_regress_files_results_under_the_machine_asv_run_uses(tmp_path, monkeypatch):
-    """asv 0.6.6 files results under a machine file's only entry, whatever its name; else the host's."""
-    from roofline.suite.machine_file import asv_machine_name
+def test_regress_and_bench_file_results_under_what_the_machine_is_not_the_host(tmp_path, monkeypatch):
+    """Unless told a name, the machine entry (and with it the results folder) is the gallery name."""
+    from roofline.suite.gallery import this_machine
+    from roofline.suite.machine_file import register
 
-    monkeypatch.setattr("platform.node", lambda: "host")
+    monkeypatch.setattr("platform.node", lambda: "vm")
     path = tmp_path / "machine.json"
-    assert asv_machine_name(None, path) == "host"  # no file
-    path.write_text(json.dumps({"box": {"machine": "box"}, "version": 1}))
-    assert asv_machine_name(None, path) == "box"
-    assert asv_machine_name("other", path) == "other"
-    path.write_text(json.dumps({"box": {}, "ci": {}, "version": 1}))
-    assert asv_machine_name(None, path) == "host"  # asv asks for the host's entry then
+    path.write_text(json.dumps({"vm": {"machine": "vm"}, "version": 1}))  # an entry of an earlier version
+    assert register(None, path)[0] == this_machine() != "vm"
+    assert register("vm", path)[0] == "vm"  # --machine NAME still files there

@@ -53,6 +53,15 @@ AMD_CORES = (
     (25, 0x00, 0xFF, "zen3"),
     (26, 0x00, 0xFF, "zen5"),
 )
+#: Intel family 6 server cores: model → the core a VM's model name ('Intel(R) Xeon(R) Processor') omits (Intel's
+#: DisplayFamily_DisplayModel table, SDM vol. 4 table 2-1, and Linux's arch/x86/include/asm/intel-family.h:
+#: 0x55 SKYLAKE_X, 0x6A ICELAKE_X, 0x8F SAPPHIRERAPIDS_X, 0xCF EMERALDRAPIDS_X, 0xAD GRANITERAPIDS_X).
+INTEL_SERVER_CORES = {85: "skylake-sp", 106: "ice-lake-sp", 143: "sapphire-rapids", 207: "emerald-rapids",
+                      173: "granite-rapids"}  # fmt: skip
+#: Model 85 is three cores; the flag each added tells them apart, as GCC's and LLVM's ``-march=native`` do
+#: (libgcc's cpuinfo.h, LLVM's Host.cpp): avx512_bf16 Cooper Lake, else avx512_vnni Cascade Lake, else Skylake-SP.
+#: (Steppings alone do not: Cascade Lake is 5-7, Cooper Lake 10-11.)
+MODEL_85_BY_FLAG = (("avx512_bf16", "cooper-lake"), ("avx512_vnni", "cascade-lake"))
 _NOISE = re.compile(r"\(r\)|\(tm\)|\bcpu\b|\bprocessor\b|@.*$|\b\d+-core\b|\bwith .*$|\bamd\b|\bintel\b|\bcore\b")
 
 
@@ -67,13 +76,31 @@ def amd_core(signature: Mapping[str, object]) -> str | None:
     return None
 
 
-def gallery_name(cpu: str, cores: int | None, llc_bytes: int | None, llc_level: int | None = 3,
-                 signature: Mapping[str, object] | None = None) -> str:  # fmt: skip
+def intel_core(signature: Mapping[str, object], flags: frozenset[str] = frozenset()) -> str | None:
+    """The Xeon server core of an Intel CPU from its family and model numbers (and, for model 85, its
+    flags); None for others."""
+    if signature.get("vendor") != "GenuineIntel" or signature.get("cpu family") != 6:
+        return None
+    core = INTEL_SERVER_CORES.get(signature.get("model"))  # type: ignore[arg-type]
+    if core == "skylake-sp":
+        core = next((name for flag, name in MODEL_85_BY_FLAG if flag in flags), core)
+    return core
+
+
+def gallery_name(
+    cpu: str,
+    cores: int | None,
+    llc_bytes: int | None,
+    llc_level: int | None = 3,
+    signature: Mapping[str, object] | None = None,
+    flags: frozenset[str] = frozenset(),
+) -> str:
     """A results folder name that says what the machine is: 'epyc-zen1-2core-8mib-l3' for an AMD EPYC
-    (family 23, model 1) VM with 2 cores and an 8 MiB L3."""
+    (family 23, model 1) VM with 2 cores and an 8 MiB L3; 'xeon-emerald-rapids-2core-300mib-l3' for an
+    'Intel(R) Xeon(R) Processor' of family 6, model 207."""
     words = re.sub(r"[^a-z0-9+]+", "-", _NOISE.sub(" ", cpu.lower())).strip("-") or "cpu"
-    core = amd_core(signature or {})
-    parts = [words] + ([core] if core and core not in words.split("-") else [])
+    core = amd_core(signature or {}) or intel_core(signature or {}, flags)
+    parts = [words] + ([core] if core and f"-{core}-" not in f"-{words}-" else [])
     if cores:
         parts.append(f"{cores}core")
     if llc_bytes:
@@ -84,12 +111,12 @@ def gallery_name(cpu: str, cores: int | None, llc_bytes: int | None, llc_level: 
 
 def this_machine() -> str:
     """:func:`gallery_name` of the machine this runs on."""
-    from ..host import cache_topology, cpu_count, cpu_model, cpu_signature, llc_bytes
+    from .. import host
 
-    levels = cache_topology()
+    levels = host.cache_topology()
     level = max((c.level for c in levels), default=None)
-    return gallery_name(cpu_model(), cpu_count(), llc_bytes(use_override=False)[0] if levels else None, level,
-                        cpu_signature())  # fmt: skip
+    llc = host.llc_bytes(use_override=False)[0] if levels else None
+    return gallery_name(host.cpu_model(), host.cpu_count(), llc, level, host.cpu_signature(), host.cpu_flags())
 
 
 def check_default_run(environ: Mapping[str, str] = os.environ) -> None:

@@ -155,14 +155,27 @@ def write_machine_file(path: Path, entries: Mapping[str, object]) -> None:
         raise BadInput(f"cannot write the machine file {path}: {exc.strerror or exc}") from None
 
 
-def asv_machine_name(name: str | None = None, path: Path | None = None) -> str:
-    """The machine asv's own commands file results under: ``name``; else the machine file's only entry
-    (asv 0.6.6's rule when it holds one, whatever its name); else this host's name."""
-    if name is None:
-        entries = read_machine_file(path or machine_file_path())
-        if len(entries) == 1:
-            name = next(iter(entries))
-    return check_machine_name(name)
+def default_name() -> str:
+    """The name roofline files this machine's results under unless told: what it is (CPU, core, cores, LLC:
+    :func:`roofline.suite.gallery.this_machine`), never the host name, which says nothing (asv's default, 'vm')."""
+    from .gallery import this_machine  # gallery reads results, which read this module
+
+    return this_machine()
+
+
+def earlier_names(results: Path, entry: Mapping[str, object]) -> list[str]:
+    """The machines in ``results`` other than ``entry``'s recorded on the same hardware (its :data:`IDENTITY_KEYS`):
+    e.g. the host name this machine's runs were filed under before."""
+    found = []
+    for info in sorted(Path(results).glob("*/machine.json")):
+        try:
+            other = json.loads(info.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        same = isinstance(other, dict) and _identity(other) == _identity(entry)
+        if same and info.parent.name != entry.get("machine"):
+            found.append(info.parent.name)
+    return found
 
 
 def register(
@@ -171,7 +184,8 @@ def register(
     write: bool = True,
     gpu: Mapping[str, object] | None = None,
 ) -> tuple[str, dict[str, object], list[str]]:
-    """Build this machine's entry and merge it into asv's machine file; nothing is measured.
+    """Build this machine's entry, named ``name`` (default :func:`default_name`: what the machine is), and merge
+    it into asv's machine file; nothing is measured.
 
     Keys of the old entry that roofline does not write survive, retired ones included: taking those
     out would split the machine's recorded history, which only a migration may do (results and
@@ -179,7 +193,7 @@ def register(
     machine file stops everything (BadInput) and is left as it was.
     """
     path = path or machine_file_path()
-    name = check_machine_name(name)
+    name = check_machine_name(name if name is not None else default_name())
     entries = read_machine_file(path)
     old = entries.get(name) if isinstance(entries.get(name), dict) else {}
     entry = {**old, **machine_keys(name, this_host(), gpu=gpu)}
