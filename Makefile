@@ -26,6 +26,14 @@ MODELS_FLAG := $(if $(MODELS_REQUIREMENTS),--asv-env-requirements $(MODELS_REQUI
 # ENGINES_REQUIREMENTS= leaves it out: LlamaCppDecode then skips.
 ENGINES_REQUIREMENTS ?= requirements/engines.txt
 ENGINES_FLAG := $(if $(ENGINES_REQUIREMENTS),--asv-env-requirements $(ENGINES_REQUIREMENTS))
+# An empty one of the two is a choice: its class is left out of the run, with one line naming the variable, even
+# where an earlier run installed its packages in asv's environment (ROOFLINE_WITHOUT, roofline/suite/runnable.py).
+empty :=
+comma := ,
+WITHOUT := $(subst $(empty) $(empty),$(comma),$(strip $(if $(MODELS_REQUIREMENTS),,models) $(if $(ENGINES_REQUIREMENTS),,engines)))
+ifneq ($(WITHOUT),)
+export ROOFLINE_WITHOUT := $(WITHOUT)
+endif
 
 # make gallery: a full default run of this machine, filed under what it is (CPU, cores, LLC), merged into
 # examples/results beside the machines already there (docs/machines.md: add every CPU model the gallery lacks).

@@ -70,6 +70,52 @@ def test_a_class_is_left_out_only_when_every_environment_lacks_what_it_needs():
     assert why == "torch, transformers not installed where the benchmarks run"
 
 
+def test_a_part_make_bench_was_told_to_leave_out_is_left_out_even_where_installed(monkeypatch):
+    """make bench ENGINES_REQUIREMENTS= sets ROOFLINE_WITHOUT=engines: llama.cpp, though an earlier run left it
+    installed in asv's environment, runs no process; the line names the variable. Names and params stay."""
+    monkeypatch.setenv(runnable.WITHOUT_VARIABLE, "engines")
+    left = runnable.cannot_run([set()], device=lambda: True)  # everything installed
+    assert [x.what for x in left] == ["engines.LlamaCppDecode"]
+    assert runnable.summary(left) == [
+        "not run: engines.LlamaCppDecode: left out: make bench ENGINES_REQUIREMENTS= (ROOFLINE_WITHOUT=engines); "
+        "llama_cpp installed where the benchmarks run, but not chosen; asv starts no process for it"
+    ]
+    regexes = params.selection(GRID, exclude=[x.regex for x in left])
+    assert not asv_matches(regexes, "engines.LlamaCppDecode.track_tokens_per_s('Q4_0', 1)")
+    assert asv_matches(regexes, "models.ModelDecode.track_tokens_per_s(1)")
+    monkeypatch.setenv(runnable.WITHOUT_VARIABLE, "models,engines")
+    left = runnable.cannot_run([{"llama_cpp", "torch", "transformers"}], device=lambda: True)  # none installed
+    assert [(x.what, x.why) for x in left] == [
+        ("models.ModelDecode", "left out: make bench MODELS_REQUIREMENTS= (ROOFLINE_WITHOUT=models)"),
+        ("engines.LlamaCppDecode", "left out: make bench ENGINES_REQUIREMENTS= (ROOFLINE_WITHOUT=engines)"),
+    ]  # the choice is the reason, said once, not "not installed" beside it
+    monkeypatch.setenv(runnable.WITHOUT_VARIABLE, "engine")
+    with pytest.raises(BadInput, match="ROOFLINE_WITHOUT: 'engine' is none of models, engines"):
+        runnable.cannot_run([set()], device=lambda: True)
+    monkeypatch.setenv(runnable.WITHOUT_VARIABLE, "")
+    assert runnable.cannot_run([set()], device=lambda: True) == []
+
+
+@pytest.mark.parametrize(
+    "make_args, without",
+    [
+        ([], ""),
+        (["ENGINES_REQUIREMENTS="], "engines"),
+        (["MODELS_REQUIREMENTS=", "ENGINES_REQUIREMENTS="], "models,engines"),
+    ],
+)
+def test_make_bench_turns_an_empty_requirements_variable_into_roofline_without(tmp_path, make_args, without):
+    show = tmp_path / "show.mk"
+    show.write_text('show:\n\t@echo "[$$ROOFLINE_WITHOUT]"\n')
+    env = {k: v for k, v in os.environ.items() if k != runnable.WITHOUT_VARIABLE}
+    proc = subprocess.run(
+        ["make", "-s", "-f", "Makefile", "-f", str(show), "show", *make_args], cwd=ROOT, env=env, capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"[{without}]"
+
+
 def test_roofline_bench_narrows_every_selection_and_a_bad_one_is_one_line(monkeypatch):
     monkeypatch.setenv("ROOFLINE_N", "256")
     monkeypatch.setenv("ROOFLINE_BATCH", "1")

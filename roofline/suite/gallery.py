@@ -20,7 +20,8 @@ from ..errors import BadInput
 from .merge import BENCHMARKS_FILE, MACHINE_FILE, MergePlan, merge
 from .results import read_results
 
-#: The variables that shrink a run below the full default one (roofline.suite.params, ROOFLINE_REFEREE).
+#: The variables that shrink a run below the full default one (roofline.suite.params, ROOFLINE_REFEREE,
+#: ROOFLINE_WITHOUT).
 SIZING = (
     "ROOFLINE_N",
     "ROOFLINE_BATCH",
@@ -38,6 +39,7 @@ SIZING = (
     "ROOFLINE_GPU_N",
     "ROOFLINE_GPU_BATCH",
     "ROOFLINE_GPU_DTYPES",
+    "ROOFLINE_WITHOUT",
 )
 
 #: AMD families 0x17-0x1A: (family, first model, last model) → the core the model name of a VM omits

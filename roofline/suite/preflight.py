@@ -11,6 +11,7 @@ from ..host import gpu_present, llc_bytes
 from ..measure.pools import cache_dir, check_fits, pool_count
 from ..model.dtypes import SUITE
 from . import params
+from .runnable import without
 
 
 def check_folder(folder: Path, what: str) -> None:
@@ -40,6 +41,7 @@ def preflight(results: Path = Path(".asv/results"), benchmark_dir: Path = Path("
     params.gemm_n()
     params.referee()
     params.levels()
+    without()
     llc, source = llc_bytes()
     itemsize = SUITE.bytes
     largest = max(pool_count(n, itemsize, llc) * n * n * itemsize for n in sizes)

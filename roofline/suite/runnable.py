@@ -12,10 +12,12 @@ the asv plugin, plain ``asv run``), with one line saying why; it records nothing
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..errors import BadInput
 from ..host import gpu_present
 from .names import CUDA_CLASS, ENGINE_CLASSES
 from .params import quick
@@ -24,6 +26,16 @@ from .params import quick
 NEEDS_MODULES: Mapping[str, tuple[str, ...]] = {
     ENGINE_CLASSES["llama.cpp"]: ("llama_cpp",),
     "models.ModelDecode": ("torch", "transformers"),
+}
+#: ``ROOFLINE_WITHOUT``: the optional parts a run was told to leave out, comma-separated; ``make bench`` sets it
+#: from an empty ``MODELS_REQUIREMENTS`` or ``ENGINES_REQUIREMENTS``. Their classes are left out even where an
+#: earlier run installed their packages in asv's environment: a llama.cpp left installed there crashed a run
+#: of the Xeon that ``ENGINES_REQUIREMENTS=`` was meant to spare.
+WITHOUT_VARIABLE = "ROOFLINE_WITHOUT"
+#: Each optional part: its class (in :data:`NEEDS_MODULES`) and the make variable whose emptiness leaves it out.
+OPTIONAL: Mapping[str, tuple[str, str]] = {
+    "models": ("models.ModelDecode", "MODELS_REQUIREMENTS"),
+    "engines": (ENGINE_CLASSES["llama.cpp"], "ENGINES_REQUIREMENTS"),
 }
 #: The combinations of other classes that need a CUDA device: the overhead roof's torch-cuda backend.
 CUDA_COMBINATIONS = {"backends.CallOverhead (torch-cuda)": r"backends\.CallOverhead\.[^.(]+\('torch-cuda'\)"}
@@ -60,10 +72,34 @@ def _class(name: str, why: str) -> LeftOut:
     return LeftOut(name, re.escape(f"{name}."), why)
 
 
+def without() -> tuple[str, ...]:
+    """The optional parts :data:`WITHOUT_VARIABLE` leaves out (of :data:`OPTIONAL`); BadInput naming it otherwise."""
+    parts = tuple(dict.fromkeys(p.strip() for p in os.environ.get(WITHOUT_VARIABLE, "").split(",") if p.strip()))
+    for part in parts:
+        if part not in OPTIONAL:
+            raise BadInput(f"{WITHOUT_VARIABLE}: {part!r} is none of {', '.join(OPTIONAL)}")
+    return parts
+
+
+def left_out_by_choice(missing: Sequence[set[str] | None]) -> list[LeftOut]:
+    """The classes of the parts :func:`without` names, each with the make variable that chose it and whether
+    its modules are installed where the benchmarks run anyway (``missing``: as :func:`cannot_run`'s)."""
+    out = []
+    for part in without():
+        cls, variable = OPTIONAL[part]
+        mods = NEEDS_MODULES[cls]
+        why = f"left out: make bench {variable}= ({WITHOUT_VARIABLE}={part})"
+        if any(env is not None and not set(mods) & env for env in missing):
+            why += f"; {', '.join(mods)} installed where the benchmarks run, but not chosen"
+        out.append(_class(cls, why))
+    return out
+
+
 def cannot_run(missing: Iterable[set[str] | None], device: Callable[[], bool] | None = None) -> list[LeftOut]:
     """What cannot run here. ``missing``: per benchmark environment, the modules of :func:`modules_needed` it
     lacks (None: it could not be asked, which leaves every class in); a class is left out only when every
-    environment lacks what it needs. ``device``: whether a CUDA device is here (:func:`~roofline.host.gpu_present`)."""
+    environment lacks what it needs, or :data:`WITHOUT_VARIABLE` names its part (whatever is installed).
+    ``device``: whether a CUDA device is here (:func:`~roofline.host.gpu_present`)."""
     out: list[LeftOut] = []
     if not (device or gpu_present)():
         why = "no CUDA device here (no NVIDIA device node)"
@@ -72,10 +108,12 @@ def cannot_run(missing: Iterable[set[str] | None], device: Callable[[], bool] | 
     if quick():
         out.append(QUICK_LEFT_OUT)
     envs = list(missing)
+    chosen = left_out_by_choice(envs)
+    out += chosen
     if envs and all(m is not None for m in envs):
         for cls, mods in NEEDS_MODULES.items():
             lacking = [m for m in mods if all(m in env for env in envs)]
-            if lacking:
+            if lacking and cls not in {c.what for c in chosen}:
                 out.append(_class(cls, f"{', '.join(lacking)} not installed where the benchmarks run"))
     return out
 
