@@ -84,7 +84,7 @@ def test_the_dram_roof_is_read_where_the_pools_are_not_just_past_the_llc(monkeyp
 
 
 def test_the_load_kernel_sums_every_element_of_any_length_each_pass():
-    """Two halves summed side by side, then the odd element: every length, including 0 and 1."""
+    """Four quarters summed side by side, then the last few elements: every length, including 0 and 1."""
     load = levels.kernels()["load"]
     rng = np.random.default_rng(7)
     for n in [*range(0, 40), 1023, 4097]:
@@ -97,7 +97,7 @@ def test_each_threads_buffer_is_random_and_starts_on_a_cache_line():
         a = levels._random_on_a_line(seed, 1000 + seed)
         assert a.size == 1000 + seed and a.ctypes.data % levels.LINE == 0
         assert np.all(a > 0) and len(np.unique(a)) == a.size  # drawn, not zero pages
-    assert levels.ALIGN * 8 % (2 * levels.LINE) == 0  # a share's halves start on lines too
+    assert levels.ALIGN * 8 % (levels.PARTS * levels.LINE) == 0  # a share's quarters start on lines too
 
 
 def test_small_working_sets_get_buffers_of_their_own_within_twice_the_largest():

@@ -35,7 +35,7 @@ from ..model.hierarchy import DRAM as OUTER
 from ..model.hierarchy import LevelRoof
 from ..model.intervals import median_ci
 from ..model.plateaus import Plateau, find_plateaus
-from .kernels import BYTES_PER_ELEMENT, kernels, numba_version
+from .kernels import BYTES_PER_ELEMENT, PARTS, kernels, library
 from .pools import check_fits, escape_bytes
 
 #: Sizes per doubling of the working set.
@@ -53,10 +53,11 @@ ROOF_KERNEL = "load"
 MIN_SAMPLE_S = 0.03
 #: Bytes in a cache line: every thread's buffer starts on one.
 LINE = 64
-#: A thread's share is a whole number of these elements (two lines of float64), so each half that
-#: the ``load`` kernel sums side by side starts on a line too: a vector load that straddles two lines
-#: costs two, and at L1 that shows.
-ALIGN = 2 * LINE // 8
+#: A thread's share is a whole number of these elements (16 lines of float64), so each quarter that the
+#: ``load`` kernel sums side by side starts on a line (a vector load that straddles two lines costs two, and
+#: at L1 that shows) and is a whole number of its unrolled loop's bodies (4 lines: four 512-bit vectors),
+#: with no scalar tail.
+ALIGN = PARTS * 4 * LINE // 8
 
 
 @dataclass(frozen=True)
@@ -343,7 +344,7 @@ class LevelRounds:
             plateaus += find_plateaus(
                 [p.bytes for p in pts], [p.gbps for p in pts], self.caps, k, OUTER, outer_from=outer_from
             )
-        return CacheSweep(tuple(points), tuple(plateaus), self.caches, self.threads, f"numba {numba_version()}")
+        return CacheSweep(tuple(points), tuple(plateaus), self.caches, self.threads, library())
 
     def close(self) -> None:
         """End the team's threads (the buffers go with the object)."""
