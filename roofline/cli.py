@@ -275,7 +275,13 @@ def _add_decode(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("decode", help="tokens/s, bound and crossover batch of an LLM on catalogue or measured hardware")
     p.add_argument("--model", required=True, help=f"a preset ({', '.join(preset_names())}) or 'custom'")
     p.add_argument(
-        "--hardware", required=True, help="a catalogue name (e.g. h100) or 'local' (measures this machine, ~15 s)"
+        "--hardware",
+        required=True,
+        help="a catalogue name (e.g. h100), a gallery machine (a folder of examples/results or --results: its "
+        "recorded roofs, with a prediction) or 'local' (measures this machine, ~15 s)",
+    )
+    p.add_argument(
+        "--results", type=Path, metavar="DIR", help="the asv results folder of --hardware NAME (default: the gallery)"
     )
     p.add_argument("--dtype", choices=list(WEIGHT_BYTES), help="weight storage (default bf16)")
     p.add_argument(
@@ -387,7 +393,7 @@ def _decode_flags(args: argparse.Namespace) -> dict[str, object]:
 def _run_decode(args: argparse.Namespace) -> int:
     from .model.decode import DecodeSetup, check_inputs, estimate, require_fits
     from .model.llm import SETTABLE_FIELDS, custom_model, lookup_model
-    from .report.decode import format_estimate, resolve_hardware
+    from .report.decode import check_fits, check_roofs, format_estimate, format_predicted, predict, resolve_roofs
 
     shape = {f: getattr(args, f) for f in (*SETTABLE_FIELDS, "tied_embeddings")}
     base = None if args.model.strip().lower() == "custom" else lookup_model(args.model)
@@ -400,14 +406,23 @@ def _run_decode(args: argparse.Namespace) -> int:
         return _run_measured_decode(args, base, model, flags)
     check_inputs(model, **flags)  # before measuring the local machine
     measured: list[str] = []
-    setup = DecodeSetup(model, resolve_hardware(args.hardware, measured), compute_dtype=args.compute_dtype, **flags)
+    roofs = resolve_roofs(args.hardware, measured, args.results)
+    check_roofs(roofs, str(flags["dtype"]), args.compute_dtype)
+    setup = DecodeSetup(model, roofs.hardware, compute_dtype=args.compute_dtype, **flags)
+    check_fits(setup, roofs)
     if args.require_fit:
         require_fits(setup, args.batch)
     result = estimate(setup, args.batch, args.prompt, args.output)
+    predicted = predict(result, roofs)
     if args.json:
-        emit_json({**result.as_dict(), "measured": measured} if measured else result.as_dict())
+        out = {**result.as_dict(), **({"measured": measured} if measured else {})}
+        if roofs.gemv_fraction is not None:
+            out["prediction"] = {"gemv_fraction": roofs.gemv_fraction, "gemv_n": roofs.gemv_n,
+                                 "rows": [r.as_dict() for r in predicted]}  # fmt: skip
+        emit_json(out)
     else:
-        print("\n".join([*format_estimate(result), *(f"note: {line}" for line in measured)]))
+        lines = [*format_estimate(result), *format_predicted(predicted, roofs)]
+        print("\n".join([*lines, *(f"note: {line}" for line in measured)]))
     return 0
 
 
@@ -600,7 +615,10 @@ def _add_regress(sub: argparse._SubParsersAction) -> None:
     p.add_argument("before", metavar="BEFORE", help="the commit to compare against (HEAD~1, a tag, a hash)")
     p.add_argument("after", metavar="AFTER", help="the commit under test (HEAD, a branch, a hash)")
     p.add_argument("--results", type=Path, default=Path(".asv/results"), help="asv results folder (asv.conf.json's)")
-    p.add_argument("--machine", help="the name results are filed under (default: what it is: CPU, core, cores, LLC)")
+    p.add_argument(
+        "--machine",
+        help="the name results are filed under (default: as asv run's, the machine file's only entry; else what it is)",
+    )
     p.add_argument(
         "--bench",
         metavar="REGEX",
@@ -695,6 +713,14 @@ def _add_machine(sub: argparse._SubParsersAction) -> None:
         help="take the keys roofline no longer writes (measured figures, llc_source, device) out of the machine "
         "file and every result in RESULTS, after a backup beside RESULTS, keeping each history whole",
     )
+    p.add_argument(
+        "--rename",
+        nargs=2,
+        metavar=("OLD", "NEW"),
+        help="with --results DIR: file machine OLD's recorded runs under NEW (its folder, machine.json and every "
+        "result file's machine key, at once); refused when NEW exists",
+    )
+    p.add_argument("--results", type=Path, metavar="DIR", help="with --rename: the asv results folder")
     p.add_argument("--dry-run", action="store_true", help="print the entry (or the migration), write nothing")
     p.add_argument("--json", action="store_true", help="print the entry (or the migration) as JSON")
     # accepted from scripts written for earlier versions, which measured ceilings here
@@ -705,6 +731,10 @@ def _run_machine(args: argparse.Namespace) -> int:
     from .host import gpu_facts
     from .suite import machine_file
 
+    if (args.rename is None) != (args.results is None):
+        raise BadInput("--rename OLD NEW and --results DIR go together")
+    if args.rename is not None:
+        return _rename(args)
     path = args.file or machine_file.machine_file_path()
     if args.old_measure_flag:
         print(
@@ -753,6 +783,24 @@ def _migrate(args: argparse.Namespace, path: Path, gpu: dict | None) -> int:
         print(f"would rewrite {files} file(s) (--dry-run: nothing written)")
     else:
         print(f"rewrote {files} file(s); the files as they were are in {plan.backup}")
+    return 0
+
+
+def _rename(args: argparse.Namespace) -> int:
+    from .suite.rename import apply_rename, plan_rename
+
+    for flag in ("migrate", "machine", "file"):
+        if getattr(args, flag) is not None:
+            raise BadInput(f"--{flag} does not go with --rename")
+    plan = plan_rename(args.results, *args.rename)
+    if not args.dry_run:
+        apply_rename(plan)
+    if args.json:
+        emit_json({**plan.as_dict(), "dry_run": args.dry_run})
+        return 0
+    verb, tail = ("would file", " (--dry-run: nothing written)") if args.dry_run else ("filed", "")
+    runs = ", ".join(c[:8] for c in plan.commits)
+    print(f"{verb} {plan.old}'s {len(plan.commits)} run(s) ({runs}) under {plan.new} in {plan.results}{tail}")
     return 0
 
 
@@ -808,6 +856,65 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:
         "--html", type=Path, metavar="DIR", help="also write the comparison page DIR/compare.html (and its picture)"
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_compare_model(p)
+
+
+#: The batches of ``compare --model`` without --batch (ModelDecode's).
+COMPARE_BATCHES = "1,8,64"
+#: compare's flags of a model asked of every machine: --model first, the others go with it.
+MODEL_FLAGS = ("model", "dtype", "quant", "kv_dtype", "compute_dtype", "context", "batch", "hardware_also")
+
+
+def _add_compare_model(p: argparse.ArgumentParser) -> None:
+    from .model.llm import KV_BYTES, QUANT_FORMATS, WEIGHT_BYTES
+
+    g = p.add_argument_group("a model on every machine (docs/compare.md#a-model-on-every-machine)")
+    g.add_argument("--model", help="a preset (roofline decode's): each machine's bound and predicted tokens/s")
+    g.add_argument("--dtype", choices=list(WEIGHT_BYTES), help="with --model: weight storage (default bf16)")
+    g.add_argument("--quant", choices=list(QUANT_FORMATS), help="with --model: a quantization format instead")
+    g.add_argument("--kv-dtype", choices=list(KV_BYTES), help="with --model: KV-cache storage (default bf16)")
+    g.add_argument(
+        "--compute-dtype", choices=[d for d in _dtypes() if d != "fp64"], help="with --model: the roof that bounds "
+        "arithmetic (default: the format's own, which a machine must have recorded)",
+    )  # fmt: skip
+    g.add_argument("--context", type=positive_int, help="with --model: tokens of KV cache per sequence (default 4096)")
+    g.add_argument("--batch", type=int_list, help=f"with --model: batch sizes (default {COMPARE_BATCHES})")
+    g.add_argument(
+        "--hardware-also", type=_name_list, metavar="NAME,...",
+        help="with --model: catalogue devices (h100,h200) beside the machines, their datasheet figures marked §",
+    )  # fmt: skip
+
+
+def _name_list(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"{text!r} names no device")
+    return list(dict.fromkeys(names))
+
+
+def _compare_question(args: argparse.Namespace, summaries: list, sources: list[str]):
+    """``compare --model``: the catalogue columns added to ``summaries``, and the model asked of every one;
+    (None, summaries) without --model (then its flags are refused)."""
+    from .model.llm import lookup_model
+    from .report.compare import datasheet_summary
+    from .report.decode import ask_machines
+
+    if args.model is None:
+        given = [f for f in MODEL_FLAGS[1:] if getattr(args, f) is not None]
+        if given:
+            raise BadInput(f"--{given[0].replace('_', '-')} goes with --model")
+        return None, summaries
+    if args.dtype is not None and args.quant is not None:
+        raise BadInput("give --dtype or --quant, not both")
+    setup = {"model": lookup_model(args.model), "dtype": args.quant or args.dtype or "bf16"}
+    setup |= {k: getattr(args, k) for k in ("kv_dtype", "context", "compute_dtype") if getattr(args, k) is not None}
+    devices = [datasheet_summary(n) for n in args.hardware_also or ()]
+    clash = {d.machine for d in devices} & {s.machine for s in summaries}
+    if clash:
+        raise BadInput(f"--hardware-also {sorted(clash)[0]} is also a machine compared: name it once")
+    summaries = [*summaries, *devices]
+    batches = args.batch or int_list(COMPARE_BATCHES)
+    return ask_machines(summaries, ", ".join(sources), setup, batches), summaries
 
 
 def _outside_results(path: Path, folders: Sequence[Path], flag: str) -> None:
@@ -819,9 +926,9 @@ def _outside_results(path: Path, folders: Sequence[Path], flag: str) -> None:
 def _run_gate(args: argparse.Namespace, results) -> int:
     from .report import gate
 
-    for flag in ("plot", "html", "baseline", "prices"):
+    for flag in ("plot", "html", "baseline", "prices", *MODEL_FLAGS):
         if getattr(args, flag) is not None:
-            raise BadInput(f"--{flag} goes with the machine comparison, not with --commits")
+            raise BadInput(f"--{flag.replace('_', '-')} goes with the machine comparison, not with --commits")
     from .suite.revisions import env_names
 
     cmp = gate.compare_commits(
@@ -853,15 +960,16 @@ def _run_compare(args: argparse.Namespace) -> int:
             _outside_results(out, args.results, flag)
     results = combine(folders)
     summaries, warnings = compare.summarize(results, machines=args.machine, commit=args.commit)
-    names = [s.machine for s in summaries]
+    sources = [str(p) for p in dict.fromkeys(args.results)]
+    question, columns = _compare_question(args, summaries, sources)
+    names = [s.machine for s in columns]
     costs: dict = {}
     if args.prices is not None:
         from .report.costs import read_costs
 
         costs, more = read_costs(args.prices, names)
         warnings += more
-    sources = [str(p) for p in dict.fromkeys(args.results)]
-    cmp = compare.build_comparison(summaries, sources, args.baseline, costs)
+    cmp = compare.build_comparison(columns, sources, args.baseline, costs, question)
     if args.html is not None:
         from .report.compare_page import check_page_folder
 
@@ -883,7 +991,8 @@ def _run_compare(args: argparse.Namespace) -> int:
         return 0
     where = ", ".join(sources)
     base = f"; baseline {args.baseline}" if args.baseline else ""
-    print(f"results: {where} ({len(summaries)} machine(s){base})")
+    also = f", {len(columns) - len(summaries)} catalogue device(s)" if len(columns) > len(summaries) else ""
+    print(f"results: {where} ({len(summaries)} machine(s){also}{base})")
     print(compare.format_table(cmp))
     if args.plot is not None:
         print(f"plot: {args.plot}")

@@ -44,17 +44,20 @@ from ..suite.names import (
 from ..suite.results import Benchmark, MachineResults, Results, Run, meaning
 from ..units import NA, sig, table
 from .costs import Cost
+from .decode import ModelQuestion
 
 #: The ceilings are measured on the CPU: a datasheet is compared only for these catalogue kinds.
 BANDWIDTH_KINDS = ("cpu", "soc")
 PEAK_KINDS = ("cpu",)  # an Apple SoC's published FP32 rate is its GPU's
 FROM_MACHINE_FILE = "machine file"
+#: The source of a catalogue device's figures set beside the machines (``--hardware-also``).
+DATASHEET = "datasheet"
 #: How a recorded value stands against the reference suite.
 CURRENT, OTHER_VERSION, CHANGED = "current", "other version", "changed meaning"
 #: The benchmarks the table shows a figure of (the time_ twins give intervals only).
 TABLED = (BANDWIDTH_CEILING, PEAK_CEILING, OBSERVED_CROSSOVER, *DECODE_TRACKS.values())
 #: The marks of the text table.
-MARKS = {OTHER_VERSION: "‡", CHANGED: "≠", FROM_MACHINE_FILE: "†"}
+MARKS = {OTHER_VERSION: "‡", CHANGED: "≠", FROM_MACHINE_FILE: "†", DATASHEET: "§"}
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,10 @@ class MachineSummary:
     machine: str
     commit: str
     info: dict[str, object]
+    #: the date asv files the run under (its commit's), ms since the epoch
+    date: int | None = None
+    #: a catalogue device set beside the machines (``--hardware-also``): datasheet figures, nothing measured
+    datasheet_only: bool = False
     device: Hardware | None = None
     device_note: str = ""
     datasheet: Hardware | None = None
@@ -143,6 +150,10 @@ class MachineSummary:
     @property
     def llc_bytes(self) -> int | None:
         return _int(self.info.get("llc_bytes"))
+
+    @property
+    def ram_bytes(self) -> int | None:
+        return _int(self.info.get("ram"))
 
     def stand(self, *benchmarks: str) -> Standing:
         return worst([self.standings.get(b, Standing()) for b in benchmarks])
@@ -194,6 +205,8 @@ class MachineSummary:
         return {
             "machine": self.machine,
             "commit": self.commit,
+            "date": self.date,
+            "datasheet_only": self.datasheet_only,
             "info": self.info,
             "device": self.device.name if self.device else None,
             "device_note": self.device_note,
@@ -306,7 +319,7 @@ def summarize_run(
     """One machine's summary at ``commit`` (which it must have results for), against ``reference``'s
     definitions (default: the run's own folder's); values whose meaning changed are left out."""
     full = machine.runs[commit]
-    s = MachineSummary(machine=machine.name, commit=commit, info=dict(machine.info))
+    s = MachineSummary(machine=machine.name, commit=commit, info=dict(machine.info), date=full.date)
     s.standings = {name: standing(name, full, full.suite if reference is None else reference) for name in full.recorded}
     run = dataclasses.replace(full, values={k: v for k, v in full.recorded.items() if s.standings[k].status != CHANGED})
     s.device, s.device_note = find_device(machine, warnings)
@@ -318,6 +331,13 @@ def summarize_run(
     _roofs(s, run)
     _decode(s, run, full, warnings)
     return s
+
+
+def datasheet_summary(name: str) -> MachineSummary:
+    """A catalogue device as a column beside the machines (``--hardware-also``): its datasheet, nothing measured."""
+    hw = lookup(name)
+    label = name.strip().lower()
+    return MachineSummary(label, "", {}, datasheet_only=True, device=hw, device_note="--hardware-also", datasheet=hw)
 
 
 def select_machines(results: Results, names: list[str] | None, warnings: list[str]) -> list[MachineResults]:
@@ -444,7 +464,7 @@ def _fact_rows(ss: Sequence[MachineSummary]) -> list[Row]:
 
     facts: list[tuple[str, Callable[[MachineSummary], str | None]]] = [
         ("machine", lambda s: s.machine),
-        ("commit", lambda s: s.commit[:8]),
+        ("commit", lambda s: DATASHEET if s.datasheet_only else s.commit[:8]),
         ("cpu", lambda s: str(s.info.get("cpu") or "") or None),
         ("cores", lambda s: str(s.cores) if s.cores else None),
         ("last-level cache", llc),
@@ -514,9 +534,43 @@ def _decode_rows(ss: Sequence[MachineSummary]) -> list[Row]:
     return rows
 
 
+def _model_rows(ss: Sequence[MachineSummary], q: ModelQuestion | None) -> list[Row]:
+    """``compare --model``: each machine's batch-1 GEMV fraction, then per batch its predicted tokens/s, its
+    bound and what binds it (a datasheet column: the bound alone, marked §)."""
+    if q is None:
+        return []
+    section = f"decode {q.title}"
+
+    def gemv(s: MachineSummary) -> Cell:
+        r = q.roofs.get(s.machine)
+        return Cell(r.gemv_fraction if r else None, note=f"n={r.gemv_n}" if r and r.gemv_n else "")
+
+    rows = [_row("model/gemv", section, "batch-1 GEMV, fraction of roof", "fraction", ss, gemv, "fraction")]
+    for i, b in enumerate(q.batches):
+
+        def figure(s: MachineSummary, what: str, i: int = i) -> Cell:
+            answer = q.answers.get(s.machine)
+            value = None if answer is None else getattr(answer[i], what)
+            return Cell(value, source=DATASHEET if s.datasheet_only and value is not None else "")
+
+        def binds(s: MachineSummary, i: int = i) -> Cell:
+            answer = q.answers.get(s.machine)
+            return Cell(text=None if answer is None else answer[i].bound)
+
+        rows += [
+            _row(f"model/{b}/predicted", section, f"  batch={b} predicted", "tokens/s", ss,
+                 lambda s: figure(s, "tokens_per_s")),
+            _row(f"model/{b}/bound", section, f"  batch={b} bound", "tokens/s", ss,
+                 lambda s: figure(s, "bound_tokens_per_s")),
+            Row(f"model/{b}/bound-by", section, f"  batch={b} bound by", "", None, tuple(map(binds, ss)), "fact"),
+        ]  # fmt: skip
+    return rows
+
+
 def _headline(rows: Sequence[Row]) -> list[Row]:
     """The figures set per core, per $/hour and per watt: the two roofs, the DRAM decode at the largest
-    size at batch 1 and at its largest batch, and the model's tokens/s at its largest batch."""
+    size at batch 1 and at its largest batch, the model's tokens/s at its largest batch, and the
+    predicted and bound tokens/s of ``compare --model`` at each batch."""
     by_key = {r.key: r for r in rows if any(c.value is not None for c in r.cells)}
     keys = ["bandwidth", "peak"]
     dram = [tuple(map(int, k.split("/")[2:])) for k in by_key if k.startswith("decode/DRAM/")]
@@ -526,6 +580,7 @@ def _headline(rows: Sequence[Row]) -> list[Row]:
         keys += [f"decode/DRAM/{n}/{b}" for b in dict.fromkeys((batches[0], batches[-1]))]
     tokens = sorted(int(k.split("/")[1]) for k in by_key if k.startswith("tokens/"))
     keys += [f"tokens/{tokens[-1]}"] if tokens else []
+    keys += [k for k in by_key if k.startswith("model/") and k.endswith(("/predicted", "/bound"))]
     return [by_key[k] for k in keys if k in by_key]
 
 
@@ -533,6 +588,8 @@ def _label(row: Row) -> str:
     text = row.label.strip()
     if row.key.startswith("decode/"):
         return f"decode {row.key.split('/')[1]} {text}"
+    if row.key.startswith("model/"):
+        return f"decode {text}"
     return f"model {text}" if row.key.startswith("tokens/") else text.replace(" (measured)", "")
 
 
@@ -561,10 +618,16 @@ class Comparison:
     sources: list[str]
     baseline: str | None = None
     costs: dict[str, Cost] = field(default_factory=dict)
+    question: ModelQuestion | None = None
 
     @property
     def names(self) -> list[str]:
         return [s.machine for s in self.machines]
+
+    @property
+    def measured(self) -> list[MachineSummary]:
+        """The machines whose figures are measured (the datasheet columns left out): what the rooflines draw."""
+        return [s for s in self.machines if not s.datasheet_only]
 
     def as_dict(self, warnings: Sequence[str] = ()) -> dict[str, object]:
         return {
@@ -573,6 +636,7 @@ class Comparison:
             "machines": [s.as_dict() for s in self.machines],
             "table": [r.as_dict(self.names) for r in self.rows],
             "costs": {m: dataclasses.asdict(c) for m, c in self.costs.items()},
+            "model": None if self.question is None else self.question.as_dict(),
             "warnings": list(warnings),
         }
 
@@ -588,19 +652,21 @@ def build_comparison(
     sources: Sequence[str],
     baseline: str | None = None,
     costs: dict[str, Cost] | None = None,
+    question: ModelQuestion | None = None,
 ) -> Comparison:
-    """The table of ``summaries``; BadInput for a ``baseline`` that is not one of them."""
+    """The table of ``summaries`` (with ``question``'s rows: ``compare --model``); BadInput for a ``baseline``
+    that is not one of them."""
     names = [s.machine for s in summaries]
     if baseline is not None and baseline not in names:
         raise BadInput(f"unknown --baseline {baseline!r}: the machines compared are {', '.join(names)}")
     summaries = baseline_first(summaries, baseline)
     names = [s.machine for s in summaries]
-    rows = [*_fact_rows(summaries), *_roof_rows(summaries), *_decode_rows(summaries)]
+    rows = [*_fact_rows(summaries), *_roof_rows(summaries), *_decode_rows(summaries), *_model_rows(summaries, question)]
     rows += _per_rows(rows, summaries, costs or {})
     rows = [r for r in rows if any(c.says_something() for c in r.cells)]
     if baseline is not None:
         rows = [_with_ratios(r, names.index(baseline)) for r in rows]
-    return Comparison(summaries, rows, list(sources), baseline, dict(costs or {}))
+    return Comparison(summaries, rows, list(sources), baseline, dict(costs or {}), question)
 
 
 def baseline_first(summaries: list[MachineSummary], baseline: str | None) -> list[MachineSummary]:
@@ -648,6 +714,7 @@ def legend(cmp: Comparison) -> list[str]:
         lines.append("† from the machine file (`roofline machine`), not from this commit's ceilings benchmarks")
     if any(c.status == OTHER_VERSION for c in cells):
         lines.append("‡ recorded by another version of the benchmark: the same quantity (name, parameters, unit)")
+    lines += _question_legend(cmp, cells)
     changed = {}
     for s in cmp.machines:
         for name, st in sorted(s.standings.items()):
@@ -662,6 +729,22 @@ def legend(cmp: Comparison) -> list[str]:
                 then.setdefault((s.machine, st.then), []).append(name.split(".", 1)[1])
     for (machine, note), names in then.items():
         lines.append(f"as recorded by {machine}: {', '.join(names)} measured {note}")
+    return lines
+
+
+def _question_legend(cmp: Comparison, cells: Sequence[Cell]) -> list[str]:
+    """What the rows of ``compare --model`` rest on, and why a machine has none."""
+    q = cmp.question
+    if q is None:
+        return []
+    lines = [
+        f"decode {q.title}: the bound is roofline decode's on each machine's recorded roofs (the DRAM roof, the "
+        "format's compute roof); predicted: the bound × the run's batch-1 GEMV fraction where the bandwidth binds "
+        "the step (none where arithmetic binds)"
+    ]
+    if any(c.source == DATASHEET for c in cells):
+        lines.append("§ a catalogue device's datasheet figures (roofline specs), nothing measured: its bound alone")
+    lines += [f"no decode figures for {m}: {why}" for m, why in q.reasons.items()]
     return lines
 
 

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..model.decode import BOUND_SLACK, DecodeEstimate, size_text
+from ..errors import BadInput
+from ..model.arithmetic import gemm_intensity, roofline_fraction
+from ..model.decode import BOUND_SLACK, DecodeEstimate, DecodeSetup, estimate, require_fits, size_text
+from ..model.dtypes import DTYPES, SUITE
 from ..model.hardware import Hardware
+from ..model.llm import natural_compute
 from ..outcome import Skipped
 from ..units import sig
 
 if TYPE_CHECKING:
     from ..measure.engine_decode import EngineRow, EngineRun
     from ..measure.llm_decode import MeasuredRow, ModelDecodeRun
+    from .compare import MachineSummary
 
 #: The --hardware value that means "the ceilings measured on this machine".
 LOCAL = "local"
+#: Where --hardware NAME finds a gallery machine when no --results folder is given (a checkout's gallery).
+GALLERY = Path("examples/results")
 
 
 def watch_note(watch) -> list[str]:
@@ -29,24 +38,233 @@ def watch_note(watch) -> list[str]:
     return []
 
 
-def resolve_hardware(name: str, notes: list[str] | None = None) -> Hardware:
-    """``local``: this machine's measured ceilings with its RAM as memory, under the run's contention watch
-    (what it says of itself goes to ``notes``); else the catalogue."""
-    if name.strip().lower() == LOCAL:
-        from ..host import total_memory_bytes
-        from ..measure.ceilings import measure_ceilings
-        from ..measure.contention import watched
+def resolve_hardware(name: str, notes: list[str] | None = None, results: Path | None = None) -> Hardware:
+    """The hardware of :func:`resolve_roofs`."""
+    return resolve_roofs(name, notes, results).hardware
 
-        with watched() as watch:
-            hw = measure_ceilings().hardware
-        if notes is not None:
-            notes += watch_note(watch)
-        if hw.memory_bytes is not None:
-            return hw
-        return replace(hw, memory_bytes=total_memory_bytes(), source=f"{hw.source}; memory: total RAM")
+
+@dataclass(frozen=True)
+class Roofs:
+    """Hardware as ``roofline decode`` answers for it, and what its prediction needs.
+
+    ``gemv_fraction``: the share of its roof the suite's batch-1 GEMV (fp32, n = ``gemv_n``) reached in a
+    recorded run, the efficiency a bandwidth-bound step is predicted at; None for a catalogue device (a
+    datasheet has no such figure) and for ``local``. ``measured``: the figures are a recorded run's.
+    """
+
+    hardware: Hardware
+    gemv_fraction: float | None = None
+    gemv_n: int | None = None
+    measured: bool = False
+
+
+def resolve_roofs(name: str, notes: list[str] | None = None, results: Path | None = None) -> Roofs:
+    """``local``: this machine's measured ceilings with its RAM as memory, under the run's contention watch
+    (what it says of itself goes to ``notes``); a machine of the gallery (``results``, default
+    :data:`GALLERY`): its recorded run's roofs (:func:`machine_roofs`); else the catalogue. BadInput naming
+    both lists when the name is in neither."""
+    if name.strip().lower() == LOCAL:
+        return Roofs(_local_hardware(notes))
     from ..model.catalogue import lookup
 
-    return lookup(name)
+    gallery = _gallery_machines(results)
+    if name in gallery[1]:
+        return gallery_roofs(name, gallery[0])
+    try:
+        return Roofs(lookup(name))
+    except BadInput as exc:
+        folder, machines = gallery
+        also = f"; nor is it a machine of {folder} ({', '.join(machines)})" if machines else ""
+        raise BadInput(f"{exc}{also}") from None
+
+
+def _local_hardware(notes: list[str] | None) -> Hardware:
+    from ..host import total_memory_bytes
+    from ..measure.ceilings import measure_ceilings
+    from ..measure.contention import watched
+
+    with watched() as watch:
+        hw = measure_ceilings().hardware
+    if notes is not None:
+        notes += watch_note(watch)
+    if hw.memory_bytes is not None:
+        return hw
+    return replace(hw, memory_bytes=total_memory_bytes(), source=f"{hw.source}; memory: total RAM")
+
+
+def _gallery_machines(results: Path | None) -> tuple[Path, list[str]]:
+    """The gallery folder and its machines' names (none where the default gallery is not here)."""
+    folder = GALLERY if results is None else Path(results)
+    if results is not None and not folder.is_dir():
+        raise BadInput(f"--results {folder}: no such results folder")
+    if not folder.is_dir():
+        return folder, []
+    return folder, sorted(p.name for p in folder.iterdir() if (p / "machine.json").is_file())
+
+
+def gallery_roofs(name: str, results: Path) -> Roofs:
+    """Machine ``name`` of the asv results folder ``results``, at its latest run, as :func:`machine_roofs`."""
+    from ..suite.results import read_results
+    from .compare import summarize
+
+    summaries, _ = summarize(read_results(results), [name])
+    return machine_roofs(summaries[0], results)
+
+
+def _date(summary: MachineSummary) -> str:
+    """The date asv filed the run under (its commit's), as YYYY-MM-DD."""
+    return time.strftime("%Y-%m-%d", time.gmtime(summary.date / 1000)) if summary.date else "no date"
+
+
+def run_label(summary: MachineSummary) -> str:
+    """Which run the roofs are: 'epyc-zen4-2core-32mib-l3, commit 772de65f of 2026-11-30'."""
+    return f"{summary.machine}, commit {summary.commit[:8]} of {_date(summary)}"
+
+
+def batch1_gemv(summary: MachineSummary) -> tuple[int, float] | None:
+    """(n, fraction of its roof) of the run's batch-1 DRAM decode step at its largest n: the suite's GEMV,
+    as :attr:`roofline.measure.engine_decode.EngineRun.gemv_fraction` computes it for a live run."""
+    hw = summary.measured
+    points = {n: v for (n, b), v in summary.decode.get("DRAM", {}).items() if b == 1 and v}
+    if hw is None or not points:
+        return None
+    n = max(points)
+    return n, roofline_fraction(points[n] * 1e9, hw, gemm_intensity(n, 1, SUITE.bytes), SUITE.name)
+
+
+def machine_roofs(summary: MachineSummary, results: Path | str) -> Roofs:
+    """A recorded run as hardware: its DRAM roof, its compute roofs (GemmPeak's fp32, ComputePeak's dtypes),
+    its machine.json's RAM as memory, and its batch-1 GEMV fraction. BadInput without a DRAM roof or
+    a compute roof of the current suite (a run of an older suite, whose roofs meant something else)."""
+    s = summary
+    peaks = {**({SUITE.name: s.peak} if s.peak else {}), **{d: v * 1e9 for d, v in s.compute.items()}}
+    if not s.bandwidth or not peaks:
+        missing = "DRAM roof" if not s.bandwidth else "compute roof"
+        raise BadInput(
+            f"machine {s.machine} in {results} recorded no {missing} the current suite reads (run {run_label(s)}); "
+            "its roofs cannot bound a model"
+        )
+    gemv = batch1_gemv(s)
+    roofs = ", ".join(f"{d} {_rate(v, DTYPES[d].peak_unit if d in DTYPES else 'FLOP/s')}" for d, v in peaks.items())
+    hw = Hardware(
+        name=s.machine,
+        peak_flops=peaks,
+        bandwidth=s.bandwidth,
+        memory_bytes=s.ram_bytes,
+        source=f"measured: asv results {results}, {run_label(s)}: DRAM roof {_rate(s.bandwidth, 'B/s')} "
+        f"({s.bandwidth_from}), compute roofs {roofs}; memory: machine.json's ram",
+    )
+    return Roofs(hw, gemv[1] if gemv else None, gemv[0] if gemv else None, measured=True)
+
+
+def check_roofs(roofs: Roofs, weights: str, compute_dtype: str | None) -> None:
+    """BadInput where a recorded run lacks the compute roof ``weights`` compute in (a datasheet's fallback to
+    another roof is the catalogue's rule; a measured machine's missing roof is a run that skipped it)."""
+    hw, natural = roofs.hardware, natural_compute(weights)
+    if roofs.measured and compute_dtype is None and natural not in hw.peak_flops:
+        raise BadInput(
+            f"machine {hw.name} recorded no {natural} compute roof (it has {', '.join(sorted(hw.peak_flops))}): "
+            f"give --compute-dtype to bound {weights}'s arithmetic by one of those"
+        )
+
+
+def check_fits(setup: DecodeSetup, roofs: Roofs) -> None:
+    """BadInput where a measured machine's memory holds not even batch 1 of the model."""
+    if roofs.measured:
+        require_fits(setup, [1])
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """One batch on one machine: the bound, what binds it, and the prediction (None where arithmetic binds)."""
+
+    batch: int
+    bound_tokens_per_s: float
+    bound: str
+    tokens_per_s: float | None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "batch": self.batch,
+            "bound_tokens_per_s": self.bound_tokens_per_s,
+            "bound": self.bound,
+            "predicted_tokens_per_s": self.tokens_per_s,
+        }
+
+
+def predict(est: DecodeEstimate, roofs: Roofs) -> tuple[Predicted, ...]:
+    """Each step's bound and prediction: the bound × the batch-1 GEMV fraction where the bandwidth binds the
+    step, as :func:`roofline.measure.engine_decode.hold_engine` predicts a live run (a GEMV's efficiency
+    says nothing of arithmetic: a compute-bound step has none)."""
+    f = roofs.gemv_fraction
+    return tuple(
+        Predicted(st.batch, st.tokens_per_s, st.bound, st.tokens_per_s * f if f and st.bound == "bandwidth" else None)
+        for st in est.steps
+    )
+
+
+@dataclass(frozen=True)
+class ModelQuestion:
+    """One model's decode asked of several machines (``roofline compare --model``): each one's bound and
+    prediction from its own roofs, or the one line that says why it has none."""
+
+    title: str
+    batches: tuple[int, ...]
+    answers: dict[str, tuple[Predicted, ...]]
+    roofs: dict[str, Roofs]
+    reasons: dict[str, str]
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "model": self.title,
+            "batches": list(self.batches),
+            "machines": {
+                m: {"gemv_fraction": self.roofs[m].gemv_fraction, "gemv_n": self.roofs[m].gemv_n,
+                    "source": self.roofs[m].hardware.source, "rows": [r.as_dict() for r in rows]}
+                for m, rows in self.answers.items()
+            },
+            "not_answered": dict(self.reasons),
+        }  # fmt: skip
+
+
+def ask_machines(
+    summaries: list[MachineSummary], results: str, setup: dict[str, object], batches: list[int]
+) -> ModelQuestion:
+    """``setup`` (DecodeSetup's keywords less the hardware) on every machine: a measured one's recorded roofs
+    (:func:`machine_roofs`), a datasheet column's catalogue device. A machine that cannot answer (no roofs
+    of the current suite, none for the format, not even batch 1 in its memory) is left out with its
+    reason; BadInput when none can."""
+    answers, roofs, reasons, title = {}, {}, {}, ""
+    weights, compute = str(setup["dtype"]), setup.get("compute_dtype")
+    for s in summaries:
+        try:
+            r = Roofs(s.device) if s.datasheet_only and s.device else machine_roofs(s, results)
+            check_roofs(r, weights, compute if isinstance(compute, str) else None)
+            full = DecodeSetup(hardware=r.hardware, **setup)  # type: ignore[arg-type]
+            require_fits(full, [1])
+            answers[s.machine], roofs[s.machine] = predict(estimate(full, batches), r), r
+            title = f"{full.model.name} {full.dtype}, context {full.context}"
+        except BadInput as exc:
+            reasons[s.machine] = str(exc)
+    if not answers:
+        raise BadInput("no machine compared can answer: " + "; ".join(reasons.values()))
+    return ModelQuestion(title, tuple(batches), answers, roofs, reasons)
+
+
+def format_predicted(rows: tuple[Predicted, ...], roofs: Roofs) -> list[str]:
+    """The prediction's lines under the estimate: the rule with its fraction, then a row per batch."""
+    if roofs.gemv_fraction is None:
+        return []
+    lines = [
+        "",
+        f"predicted: the bound × {roofs.gemv_fraction:.3f}, the fraction of its roof this run's batch-1 GEMV "
+        f"(fp32, n={roofs.gemv_n}) reached; none where arithmetic binds",
+        f"{'batch':>6}  {'bound tok/s':>12}  {'bound by':<10} {'predicted tok/s':>16}",
+    ]
+    for r in rows:
+        predicted = "-" if r.tokens_per_s is None else f"{r.tokens_per_s:,.1f}"
+        lines.append(f"{r.batch:>6}  {r.bound_tokens_per_s:>12,.1f}  {r.bound:<10} {predicted:>16}")
+    return lines
 
 
 def _rate(value: float, unit: str) -> str:
