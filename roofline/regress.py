@@ -112,9 +112,9 @@ def run_regress(
                 return busy
             stage[0] = "the machine file"
             from .host import gpu_facts
-            from .suite.machine_file import register
+            from .suite.machine_file import asv_machine_name, register
 
-            machine = register(machine, gpu=gpu_facts())[0]  # asv run is told it: what the machine is, as make bench
+            machine = register(asv_machine_name(machine), gpu=gpu_facts())[0]  # where asv by hand files it too
             folder = results / machine
             snap = _snapshot(folder)
             regexes = asv_selection(bench)

@@ -349,10 +349,16 @@ def test_the_backend_grid_runs_on_the_cores_its_watch_leaves_and_says_when_conte
 def test_regress_and_bench_file_results_under_what_the_machine_is_not_the_host(tmp_path, monkeypatch):
     """Unless told a name, the machine entry (and with it the results folder) is the gallery name."""
     from roofline.suite.gallery import this_machine
-    from roofline.suite.machine_file import register
+    from roofline.suite.machine_file import asv_machine_name, register
 
     monkeypatch.setattr("platform.node", lambda: "vm")
     path = tmp_path / "machine.json"
     path.write_text(json.dumps({"vm": {"machine": "vm"}, "version": 1}))  # an entry of an earlier version
     assert register(None, path)[0] == this_machine() != "vm"
     assert register("vm", path)[0] == "vm"  # --machine NAME still files there
+    # regress files where asv by hand does: the machine file's only entry (asv 0.6.6's rule), else what it is
+    assert asv_machine_name(None, path) == this_machine()  # two entries now: vm and this machine's
+    path.write_text(json.dumps({"box": {"machine": "box"}, "version": 1}))
+    assert asv_machine_name(None, path) == "box" and asv_machine_name("other", path) == "other"
+    path.unlink()
+    assert asv_machine_name(None, path) == this_machine()  # no file

@@ -155,6 +155,17 @@ def write_machine_file(path: Path, entries: Mapping[str, object]) -> None:
         raise BadInput(f"cannot write the machine file {path}: {exc.strerror or exc}") from None
 
 
+def asv_machine_name(name: str | None = None, path: Path | None = None) -> str:
+    """The machine asv's own commands file results under: ``name``; else the machine file's only entry
+    (asv 0.6.6's rule when it holds one, whatever its name); else :func:`default_name` (where asv would ask for
+    the host's entry, roofline names the machine by what it is and tells asv so)."""
+    if name is None:
+        entries = read_machine_file(path or machine_file_path())
+        if len(entries) == 1:
+            name = next(iter(entries))
+    return check_machine_name(name if name is not None else default_name())
+
+
 def default_name() -> str:
     """The name roofline files this machine's results under unless told: what it is (CPU, core, cores, LLC:
     :func:`roofline.suite.gallery.this_machine`), never the host name, which says nothing (asv's default, 'vm')."""
