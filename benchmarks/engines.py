@@ -55,3 +55,15 @@ class LlamaCppDecode(Benchmark):
         return suite.grid_value(self.entry, "fraction")
 
     track_roofline_fraction.unit = "fraction of bound"
+
+    def track_kernel_path(self, grid, fmt, batch):
+        """The kernels the weights ran on, as a number (asv keeps numbers): 0 plain, 1 CPU repack, 2 AMX."""
+        return suite.grid_value(self.entry, "kernel_path_code")
+
+    track_kernel_path.unit = "kernel path (0 plain, 1 CPU repack, 2 AMX)"
+
+    def track_step_bytes(self, grid, fmt, batch):
+        """The bytes a step reads (weights and KV), so a report from results knows a cache-sized file."""
+        return suite.grid_value(self.entry, "bound_bytes")
+
+    track_step_bytes.unit = "bytes"

@@ -94,6 +94,15 @@ def _child_preexec(parent: int) -> None:
             os.kill(os.getpid(), signal.SIGINT)
 
 
+def die_with_parent(parent: int, sig: int = signal.SIGKILL) -> None:
+    """This process gets ``sig`` when its parent ``parent`` dies (Linux; elsewhere nothing): a worker never
+    outlives the run."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, int(sig))
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os.kill(os.getpid(), sig)
+
+
 def session_members(sid: int, proc_root: Path = Path("/proc")) -> list[int]:
     """Processes whose session id is ``sid`` (Linux ``/proc``; empty elsewhere)."""
     members = []

@@ -7,7 +7,9 @@ them already, in its own rounds, and its roofs are given: the roofs the report p
 fresh session: load, prefill, ``warmup`` steps, ``steps`` timed steps; the formats' order turns
 from round to round), then the suite's own batch-1 decode step (numpy's y = W·x over a pool ≥ 4×
 the LLC, :func:`~.numpy_step.decode_step`) at the model's width. Every figure pools its rounds, so
-a slow minute of a shared machine moves one round, not a ratio.
+a slow minute of a shared machine moves one round, not a ratio. The engine runs in a worker process
+(:mod:`.engine_worker`): a crash is that row's failure, and a format whose default kernels crashed here
+goes on with the engine's plain kernels (the row says so, and which kernels each row ran).
 
 The bound is ``roofline decode --hardware local`` for the same model, format (``--quant``) and
 KV length on those roofs; the prediction is the bound times the fraction of its roof the
@@ -17,7 +19,7 @@ bandwidth-bound kernel, applied to the engine's bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..errors import BadInput, KernelMismatch, positive_int
 from ..host import blas_threads, cpu_count, total_memory_bytes
@@ -28,6 +30,7 @@ from ..model.hardware import Hardware
 from ..model.llm import ModelShape
 from ..outcome import Failed, Skipped
 from .ceilings import CeilingRounds, Ceilings
+from .engine_worker import Died, Done, Job, Worker, engine_path
 from .engines import (
     CALL_BUDGET_S,
     MAX_CHUNK,
@@ -35,14 +38,12 @@ from .engines import (
     EngineMeasured,
     EngineOutcome,
     pooled_counters,
-    prompt,
-    time_steps,
 )
 from .gguf_files import CONTEXT_LENGTH, import_gguf, model_file
 from .numpy_step import decode_step
 from .pools import POOL_LLC_MULTIPLE, escape_bytes
 from .step import DecodeMeasurement, StepRounds
-from .timing import Timing, pooled, settle
+from .timing import pooled, settle
 
 #: llama.cpp's KV cache holds keys and values in F16 by default.
 KV_DTYPE = "fp16"
@@ -121,44 +122,46 @@ def _chunk(shape: ModelShape, hw: Hardware) -> int:
     return max(1, min(MAX_CHUNK, int(CALL_BUDGET_S * hw.peak("fp32") / flops_per_token)))
 
 
-#: One round of one (format, batch): the wall clock's timing, the counters' (None if off) and a note.
-Round = tuple[Timing, Timing | None, str]
+@dataclass
+class _Rows:
+    """What the rounds gathered: each (format, batch)'s rounds, its failure, its kernel path, each format's fallback."""
+
+    done: dict[tuple[str, int], list[Done]]
+    failed: dict[tuple[str, int], str] = field(default_factory=dict)
+    #: format → why its default path was left (a death there); its later jobs run the plain kernels
+    fallback: dict[str, str] = field(default_factory=dict)
+
+    def outcomes(self, kv_tokens: float) -> dict[tuple[str, int], EngineOutcome]:
+        """Each combination's rounds pooled, or why it failed."""
+        outcomes: dict[tuple[str, int], EngineOutcome] = {}
+        for (fmt, batch), got in self.done.items():
+            if (fmt, batch) in self.failed or not got:
+                outcomes[(fmt, batch)] = Failed(self.failed.get((fmt, batch), "nothing was timed"))
+                continue
+            notes = "; ".join(sorted({d.note for d in got if d.note}))
+            counters = pooled_counters([d.counters for d in got])
+            path = " then ".join(dict.fromkeys(d.kernel_path for d in got))
+            timing = pooled([d.wall for d in got])
+            fallback = self.fallback.get(fmt, "")
+            outcomes[(fmt, batch)] = EngineMeasured(fmt, batch, timing, counters, kv_tokens, notes, path, fallback)
+        return outcomes
 
 
-def _time_one(
-    engine: Engine,
-    path,
-    shape: ModelShape,
-    batch: int,
-    chunk: int,
-    threads: int,
-    context: int,
-    warmup: int,
-    steps: int,
-    seed: int,
-) -> Round:
-    """A fresh session on the file: prefill, then one round of steps; closed whatever happens."""
-    session = engine.open(path, batch, context + warmup + steps, threads, chunk)
+def _run_job(worker: Worker, job: Job, rows: _Rows, fmt: str, batch: int) -> None:
+    """One round of (format, batch) in the worker; a death on the default path retries it on the plain
+    kernels, which the format keeps from then on; a death there, or an engine's error, fails the row."""
     try:
-        first = session.prefill(prompt(context, shape.vocab, seed))
-        return time_steps(session, first, context, warmup, steps)
-    finally:
-        session.close()
-
-
-def _outcomes(
-    timings: dict[tuple[str, int], list[Round]], failed: dict[tuple[str, int], str], kv_tokens: float
-) -> dict[tuple[str, int], EngineOutcome]:
-    """Each combination's rounds pooled, or why it failed."""
-    outcomes: dict[tuple[str, int], EngineOutcome] = {}
-    for (fmt, batch), got in timings.items():
-        if (fmt, batch) in failed:
-            outcomes[(fmt, batch)] = Failed(failed[(fmt, batch)])
-            continue
-        notes = "; ".join(sorted({note for _, _, note in got if note}))
-        counters = pooled_counters([c for _, c, _ in got])
-        outcomes[(fmt, batch)] = EngineMeasured(fmt, batch, pooled([t for t, _, _ in got]), counters, kv_tokens, notes)
-    return outcomes
+        got = worker.run(replace(job, extra_buffers=fmt not in rows.fallback))
+        if isinstance(got, Died) and fmt not in rows.fallback:
+            rows.fallback[fmt] = f"its default kernels died here ({got.reason}): plain kernels from then on"
+            got = worker.run(replace(job, extra_buffers=False))
+    except (BadInput, KernelMismatch) as exc:
+        rows.failed[(fmt, batch)] = str(exc)
+        return
+    if isinstance(got, Died):
+        rows.failed[(fmt, batch)] = got.reason
+    else:
+        rows.done[(fmt, batch)].append(got)
 
 
 def measure_engine_decode(
@@ -202,26 +205,23 @@ def measure_engine_decode(
     ]
     ceilings = None if roofs is not None else CeilingRounds(("float32",), gemm_n=gemm_n, kinds=("read",))
     gemv = StepRounds([decode_step(shape.hidden, 1, "float32", "dram", seed)])
-    timings: dict[tuple[str, int], list[Round]] = {(f, b): [] for f in formats for b in batches}
-    failed: dict[tuple[str, int], str] = {}
-    paths = {f: files[f].path for f in formats}
-    for r in range(rounds):
-        if ceilings is not None:
-            ceilings.time(gemm_runs=GEMM_RUNS_PER_ROUND, round_s=1.0)
-        chunk = _chunk(shape, roofs or ceilings.ceilings().hardware)
-        settle()
-        for fmt in formats[r % len(formats) :] + formats[: r % len(formats)]:  # the order turns each round
-            for batch in batches:
-                if (fmt, batch) not in failed:
-                    try:
-                        timings[(fmt, batch)].append(
-                            _time_one(engine, paths[fmt], shape, batch, chunk, threads, context, warmup, steps, seed)
-                        )
-                    except (BadInput, KernelMismatch) as exc:
-                        failed[(fmt, batch)] = str(exc)
-        settle()
-        gemv.time()
-    outcomes = _outcomes(timings, failed, float(context + warmup + (steps + 1) / 2))
+    rows = _Rows({(f, b): [] for f in formats for b in batches})
+    with Worker(engine.name) as worker:
+        for r in range(rounds):
+            if ceilings is not None:
+                ceilings.time(gemm_runs=GEMM_RUNS_PER_ROUND, round_s=1.0)
+            chunk = _chunk(shape, roofs or ceilings.ceilings().hardware)
+            settle()
+            for fmt in formats[r % len(formats) :] + formats[: r % len(formats)]:  # the order turns each round
+                for batch in batches:
+                    if (fmt, batch) not in rows.failed:
+                        job = Job(engine_path(type(engine)), str(files[fmt].path), f"{fmt} batch {batch}",
+                                  shape.vocab, batch, chunk, threads, context, warmup, steps, seed)  # fmt: skip
+                        _run_job(worker, job, rows, fmt, batch)
+            settle()
+            gemv.time()
+    outcomes = rows.outcomes(float(context + warmup + (steps + 1) / 2))
+    warnings += [f"{engine.name} {fmt}: {why}" for fmt, why in rows.fallback.items()]
     return EngineRun(
         engine.name,
         engine.version(),
@@ -249,6 +249,10 @@ def measure_engine_decode(
 #: weights, a rate no roof of this run measures (numpy has no int8 GEMM; torch's needs VNNI or AMX). A
 #: step without an arithmetic roof is bounded by its bytes alone: the fp32 roof is no bound on int8 work.
 ARITHMETIC_ROOF = {"F16": "fp32", "Q8_0": None, "Q4_0": None}
+
+
+#: The kernel path as asv records it (a number: asv keeps floats only); a row whose path changed reads between.
+KERNEL_PATH_CODES = {"plain": 0.0, "CPU repack": 1.0, "AMX": 2.0}
 
 
 @dataclass(frozen=True)
@@ -316,6 +320,9 @@ class EngineRow:
             "predicted_tokens_per_s": self.predicted_tokens_per_s,
             "prediction_error": self.prediction_error,
             "beats_bound": self.flagged,
+            "kernel_path": m.kernel_path,
+            "kernel_path_code": KERNEL_PATH_CODES.get(m.kernel_path),
+            "fallback": m.fallback,
         }
 
 

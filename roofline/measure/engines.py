@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import re
 import signal
 import time
 from abc import ABC, abstractmethod
@@ -48,7 +49,7 @@ GGML_LOG_LEVEL_ERROR = 4
 
 @dataclass(frozen=True)
 class EngineMeasured:
-    """One (format, batch) decoded: each timed step's wall-clock seconds, and the engine's own counters.
+    """One (format, batch) decoded: each timed step's wall-clock seconds, the engine's own counters, its kernels.
 
     ``counters``: each step's growth of the engine's eval time (None where its counters did not count
     each step's tokens; ``counter_note`` says why). ``kv_tokens``: KV entries a timed step reads on
@@ -61,6 +62,10 @@ class EngineMeasured:
     counters: Timing | None
     kv_tokens: float
     counter_note: str = ""
+    #: the kernels its weights ran on ("AMX", "CPU repack", "plain"; :func:`kernel_path`)
+    kernel_path: str = ""
+    #: why the engine's default path was left for its plain kernels here ("" where it was not)
+    fallback: str = ""
 
     #: a measured outcome (:mod:`roofline.outcome`): its figures are itself
     ok = True
@@ -102,10 +107,12 @@ class EngineSession(ABC):
     the logits are finite (KernelMismatch otherwise). ``step(tokens, position)``: one
     decode step, a token per sequence at ``position``; returns the next tokens. ``rewind(position)``:
     forget every sequence's cache from ``position`` on. ``counters()``: the engine's (eval seconds,
-    tokens evaluated) so far. ``close()``: free the context and the model.
+    tokens evaluated) so far. ``close()``: free the context and the model. ``kernel_path``: the kernels
+    its weights run on ("AMX", "CPU repack", "plain"), as the engine said when it loaded them.
     """
 
     batch: int
+    kernel_path: str = "plain"
 
     @abstractmethod
     def prefill(self, prompt: np.ndarray) -> int: ...
@@ -136,8 +143,11 @@ class Engine(ABC):
 
     - ``unavailable()``: why it cannot run here, or None; never raises;
     - ``version()``: its version, for the record;
-    - ``open(path, batch, length, threads, chunk)``: an :class:`EngineSession` on a model file
-      (BadInput in one line for a file it cannot load).
+    - ``open(path, batch, length, threads, chunk, extra_buffers)``: an :class:`EngineSession` on a model
+      file (BadInput in one line for a file it cannot load); ``extra_buffers`` False keeps to the engine's
+      plain kernels, the fallback once its default path has crashed here.
+
+    Every engine runs in a worker process (:mod:`.engine_worker`): a crash inside it is one failed row.
     """
 
     name: str
@@ -151,13 +161,20 @@ class Engine(ABC):
     def version(self) -> str: ...
 
     @abstractmethod
-    def open(self, path: Path, batch: int, length: int, threads: int, chunk: int) -> EngineSession: ...
+    def open(
+        self, path: Path, batch: int, length: int, threads: int, chunk: int, extra_buffers: bool = True
+    ) -> EngineSession: ...
 
 
 # ---- llama.cpp -----------------------------------------------------------------------------------
 
 _LIB: list = []  # llama_cpp, once imported and initialised
 _LOG: list[str] = []  # llama.cpp's first error lines of a call (its log is kept off the terminal)
+_BUFFERS: list[str] = []  # the buffer types llama.cpp put a model's weights in, as its load logs them
+#: llama.cpp's log line naming each weight buffer ("load_tensors:   CPU_REPACK model buffer size = 8.25 MiB").
+BUFFER_LINE = re.compile(r"(\S+) model buffer size")
+#: The kernel path a weight buffer type means: AMX tiles, the CPU's repacked layouts, else ggml's plain kernels.
+KERNEL_PATHS = (("AMX", "AMX"), ("REPACK", "CPU repack"))
 _LOG_CALLBACK: list = []  # the ctypes callback, kept alive while llama.cpp may call it
 
 
@@ -168,9 +185,13 @@ def _llama_cpp():
     llama_cpp = _held(importlib.import_module, "llama_cpp")  # its import logs through a Python callback
 
     def log(level: int, text: bytes, _data) -> None:
-        if level == GGML_LOG_LEVEL_ERROR and text:
-            _LOG.append(text.decode("utf-8", "replace").strip())
+        line = text.decode("utf-8", "replace").strip() if text else ""
+        if level == GGML_LOG_LEVEL_ERROR and line:
+            _LOG.append(line)
             del _LOG[5:]
+        found = BUFFER_LINE.search(line)
+        if found:
+            _BUFFERS.append(found.group(1))
 
     callback = llama_cpp.llama_log_callback(log)
     _LOG_CALLBACK.append(callback)
@@ -193,6 +214,15 @@ def _held(fn, *args):
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+def kernel_path(buffers: list[str] | tuple[str, ...]) -> str:
+    """The kernel path of a model whose weights sit in ``buffers`` (llama.cpp's buffer type names): "AMX",
+    "CPU repack", else "plain" (ggml's CPU kernels on the file's own layout)."""
+    for marker, path in KERNEL_PATHS:
+        if any(marker in name.upper() for name in buffers):
+            return path
+    return "plain"
+
+
 def _last_error() -> str:
     """llama.cpp's first error line since the log was cleared (the most specific: the later ones repeat it)."""
     return f": {_LOG[0]}" if _LOG else ""
@@ -201,16 +231,19 @@ def _last_error() -> str:
 class LlamaCppSession(EngineSession):
     """llama.cpp's context: one KV stream per sequence, F16 KV cache, llama.cpp's default attention."""
 
-    def __init__(self, path: Path, batch: int, length: int, threads: int, chunk: int):
+    def __init__(self, path: Path, batch: int, length: int, threads: int, chunk: int, extra_buffers: bool = True):
         lib = self._lib = _llama_cpp()
         self.batch, self.chunk = positive_int("batch", batch), max(positive_int("chunk", chunk), batch)
         self.model = self.ctx = self._batch = None
         _LOG.clear()
+        _BUFFERS.clear()
         mparams = lib.llama_model_default_params()
         mparams.n_gpu_layers = 0
+        mparams.use_extra_bufts = bool(extra_buffers)  # False: no AMX, no repacked layouts (llama.cpp's --no-repack)
         self.model = _held(lib.llama_model_load_from_file, str(path).encode(), mparams)
         if not self.model:
             raise BadInput(f"llama.cpp cannot load {path}{_last_error()}")
+        self.kernel_path = kernel_path(_BUFFERS)
         cparams = lib.llama_context_default_params()
         per_sequence = -(-positive_int("length", length) // KV_PAD) * KV_PAD
         cparams.n_ctx = per_sequence * batch
@@ -304,8 +337,10 @@ class LlamaCpp(Engine):
 
         return f"llama-cpp-python {llama_cpp.__version__}"
 
-    def open(self, path: Path, batch: int, length: int, threads: int, chunk: int) -> EngineSession:
-        return LlamaCppSession(path, batch, length, threads, chunk)
+    def open(
+        self, path: Path, batch: int, length: int, threads: int, chunk: int, extra_buffers: bool = True
+    ) -> EngineSession:
+        return LlamaCppSession(path, batch, length, threads, chunk, extra_buffers)
 
 
 #: The engines by the name ``--engine`` takes.

@@ -27,17 +27,21 @@ PREDICTED_CROSSOVER = "crossover.Crossover.track_predicted_crossover_batch"
 OVERHEAD = "backends.CallOverhead.track_{}_call"
 #: A real model decoded here, param batch: tokens/s of transformers, of the lean path and of the bound
 #: (the bound's time per step ÷ the measured one is each path's tokens/s ÷ the bound's).
-MODEL_TOKENS = "models.ModelDecode.track_tokens_per_s"
-MODEL_LEAN_TOKENS = "models.ModelDecode.track_lean_tokens_per_s"
-MODEL_BOUND_TOKENS = "models.ModelDecode.track_bound_tokens_per_s"
+MODEL_CLASS = "models.ModelDecode"
+MODEL_TOKENS = f"{MODEL_CLASS}.track_tokens_per_s"
+MODEL_LEAN_TOKENS = f"{MODEL_CLASS}.track_lean_tokens_per_s"
+MODEL_BOUND_TOKENS = f"{MODEL_CLASS}.track_bound_tokens_per_s"
 #: An engine decoding a GGUF here, params format and batch: tokens/s of the wall clock, of the engine's own
-#: counters, of the bound and of the prediction (bound × the suite's batch-1 GEMV fraction).
+#: counters, of the bound and of the prediction (bound × the suite's batch-1 GEMV fraction), the kernel path
+#: (a code: roofline.measure.engine_decode.KERNEL_PATH_CODES) and the bytes a step reads.
 ENGINE_CLASSES = {"llama.cpp": "engines.LlamaCppDecode"}
 ENGINE_TRACKS = {
     "tokens_per_s": "track_tokens_per_s",
     "counter_tokens_per_s": "track_counter_tokens_per_s",
     "bound_tokens_per_s": "track_bound_tokens_per_s",
     "predicted_tokens_per_s": "track_predicted_tokens_per_s",
+    "kernel_path": "track_kernel_path",
+    "step_bytes": "track_step_bytes",
 }
 #: How the machine was while the run measured (roofline.suite.run): share of CPU time that was the
 #: suite's (fraction), the reference kernel's end ÷ start time (ratio), the BLAS threads used.
