@@ -51,7 +51,7 @@ def _labels(found) -> list[str]:
 def narrowed(conf, environments, regex, found) -> list[str] | None:
     """asv's ``--bench`` regexes for this suite (None: not roofline's suite, asv's own selection stands); one
     line for each kind of benchmark left out that ``found`` (asv's own selection) holds."""
-    from .suite import params, runnable
+    from .suite import notes, params, runnable
 
     grid = params.read_grid(conf.benchmark_dir)
     if grid is None:
@@ -64,6 +64,7 @@ def narrowed(conf, environments, regex, found) -> list[str] | None:
         print(flush=True)  # asv leaves its "Discovering benchmarks" line open
     for line in lines:
         _say(line)
+    notes.write_notes([notes.Note(i.what, (), "skipped", i.why) for i in left_out])
     user = [regex] if isinstance(regex, str) else list(regex or [])
     return params.selection(grid, user or None, [item.regex for item in left_out])
 

@@ -34,6 +34,7 @@ from . import publish
 from .errors import EXIT_BUSY, BadInput, Interrupted
 from .files import atomic_write
 from .interrupt import run_child, signals_raise
+from .suite.notes import NOTES_VARIABLE, read_notes
 from .suite.params import quick
 from .suite.preflight import preflight
 
@@ -463,8 +464,10 @@ def _run(
             stage[0] = "asv run"
             ahead = _snapshot(results / machine)
             first, own0 = cpu_times(), _own_cpu()
-            asv_rc = _asv(*run, env=env)
+            notes = Path(tmp) / "notes.jsonl"  # why each model and engine row has no figure (suite.notes)
+            asv_rc = _asv(*run, env={**(env or os.environ), NOTES_VARIABLE: str(notes)})
             last = cpu_times()
+            said = read_notes(notes)
         during = lost_shares(first, last, _own_cpu() - own0)[0] if first and last else None
         if asv_rc != 0 and not measured_anything(results / machine, ahead):
             print(f"roofline: {NOTHING_MEASURED}", file=sys.stderr)
@@ -477,7 +480,7 @@ def _run(
     if asv_rc != 0:
         print("roofline: some benchmarks failed (see above); the others are recorded", file=sys.stderr)
     stage[0] = "the report"
-    headline, text = publish.report(results, machine, commit, html, during)
+    headline, text = publish.report(results, machine, commit, html, during, notes=said)
     if publish_rc == 0:
         stage[0] = "the landing page"
         publish.compare_page(results, html, gallery)  # first: the landing page links it when it is there

@@ -19,6 +19,7 @@ from .errors import BadInput
 from .host import llc_bytes
 from .model.guards import llc_overridden
 from .report.page import PICTURE
+from .suite.notes import Note
 
 #: Set by ``roofline bench`` for the ``asv publish`` it runs: it finishes the page itself, with the run's own
 #: report, so the asv plugin leaves the folder as asv wrote it.
@@ -78,15 +79,22 @@ def landing(html: Path, results: Path, machine: str, commit: str, report_text: s
 
 
 def report(
-    results: Path, machine: str, commit: str, html: Path, lost_during: float | None, echo: bool = True
+    results: Path,
+    machine: str,
+    commit: str,
+    html: Path,
+    lost_during: float | None,
+    echo: bool = True,
+    notes: tuple[Note, ...] = (),
 ) -> tuple[str | None, str | None]:
     """The report of the results just recorded, printed (``echo``), and its picture beside the HTML; return its
-    contention headline, if any, and its text."""
+    contention headline, if any, and its text. ``notes``: why rows have no figure, as the run said."""
     from .report.cpu import render_text
-    from .report.from_results import report_from_results
+    from .report.from_results import report_from_results, with_reasons
 
     try:
         report = report_from_results(results, machine=machine, commit=commit, lost_during_run=lost_during)
+        report = with_reasons(report, notes)
         # The machine file keeps the OS's LLC (a stable fact); the run just made sized its pools in this
         # environment, so a ROOFLINE_LLC_BYTES override is the LLC this report is about.
         llc, source = llc_bytes()

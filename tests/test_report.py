@@ -242,11 +242,28 @@ def test_noisy_points_are_one_line_naming_each():
     assert line.endswith("(interquartile range; noisy machine?): n=2048 batch=8 12%, n=2048 batch=64 105%")
 
 
-def test_a_model_or_engine_row_without_figures_says_it_may_not_have_been_chosen():
-    """A quick look chooses batch 1 only: the rows of the other batches must not blame torch or the extra alone."""
+def test_a_model_or_engine_row_without_figures_gives_the_runs_reason_or_says_where_it_is():
+    """A row the run said nothing of (a report from results) points at asv's output; one the run noted says
+    its true reason: not chosen (the variable), skipped (what is missing), failed (the error)."""
     from roofline.report.cpu import EnginePoint, ModelPoint, render_engine_decode, render_model_decode
 
     (model,) = [line for line in render_model_decode((ModelPoint(8, None, None, None),)) if line.startswith("      8")]
-    assert "not measured: not chosen this run (ROOFLINE_MODEL_BATCH, ROOFLINE_ENGINE_BATCH) or skipped" in model
-    engine = render_engine_decode((EnginePoint("llama.cpp", "F16", 8, None, None, None, None),))[-1]
-    assert "F16        8 not measured: not chosen this run" in engine and engine.endswith("(no engines extra)")
+    assert model.endswith("not measured: no figure recorded (not chosen, skipped or failed: asv's output of the run "
+                          "says which and why)")  # fmt: skip
+    died = "failed: llama.cpp died of SIGILL (illegal instruction) while loading Q4_0 batch 1"
+    engine = render_engine_decode((EnginePoint("llama.cpp", "Q4_0", 1, None, None, None, None, reason=died),))[-1]
+    assert engine == f"  llama.cpp Q4_0       1 not measured: {died}"
+    noted = ModelPoint(64, None, None, None, reason="not chosen this run (ROOFLINE_MODEL_BATCH)")
+    assert render_model_decode((noted,))[-1].endswith("not measured: not chosen this run (ROOFLINE_MODEL_BATCH)")
+
+
+def test_an_engine_row_names_its_kernels_and_a_cache_sized_file_is_marked():
+    from roofline.report.cpu import EnginePoint, render_engine_decode
+
+    row = dict(tokens_per_s=50.0, counter_tokens_per_s=52.0, bound_tokens_per_s=60.0, predicted_tokens_per_s=55.0)
+    small = EnginePoint("llama.cpp", "Q4_0", 1, **row, kernel_path=2.0, step_bytes=285e6)
+    big = EnginePoint("llama.cpp", "F16", 1, **row, kernel_path=0.0, step_bytes=2.5e9)
+    lines = render_engine_decode((small, big), llc_bytes=300 * 2**20)  # the Xeon's LLC: the rule asks 1.26 GB
+    assert lines[-3].endswith("  AMX *") and lines[-2].endswith("  plain")
+    assert lines[-1].startswith("  * partly cache-resident: a step reads under 4× the last-level cache")
+    assert render_engine_decode((small,), llc_bytes=32 * 2**20)[-1].endswith("  AMX")  # 4× 32 MiB: DRAM-sized

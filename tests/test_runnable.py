@@ -139,8 +139,11 @@ class _Env:
         return "".join(f"{m}\n" for m in asked if m in self.missing)
 
 
-def test_the_asv_plugin_narrows_discovery_and_says_what_it_leaves_out(monkeypatch, capsys):
+def test_the_asv_plugin_narrows_discovery_and_says_what_it_leaves_out(monkeypatch, capsys, tmp_path):
+    from roofline.suite.notes import NOTES_VARIABLE, read_notes, reason_for
+
     monkeypatch.setattr(runnable, "gpu_present", lambda: False)
+    monkeypatch.setenv(NOTES_VARIABLE, str(tmp_path / "notes.jsonl"))
     conf = SimpleNamespace(benchmark_dir=str(ROOT / "benchmarks"))
     found = {
         "backends.CudaDecode.track_gflops": {"params": [["'torch-cuda'"], ["'bf16'"], ["8192"], ["1"]]},
@@ -157,6 +160,10 @@ def test_the_asv_plugin_narrows_discovery_and_says_what_it_leaves_out(monkeypatc
     ]
     assert not asv_matches(regexes, "engines.LlamaCppDecode.track_tokens_per_s('F16', 1)")
     assert asv_matches(regexes, "models.ModelDecode.track_tokens_per_s(1)")  # torch is there
+    said = read_notes(tmp_path / "notes.jsonl")  # roofline bench's report gives each row of the class this reason
+    assert reason_for(said, "engines.LlamaCppDecode", ("F16", 8)) == (
+        "skipped: llama_cpp not installed where the benchmarks run"
+    )
     dram = {k: v for k, v in found.items() if k.startswith("decode.")}
     only = asv_plugin.narrowed(conf, [_Env(set())], r"^decode\.", dram)
     assert capsys.readouterr().err == ""  # nothing it leaves out was asked for

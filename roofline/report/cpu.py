@@ -18,7 +18,9 @@ from typing import Any
 from .. import units
 from ..host import host_facts
 from ..measure.ceilings import CEILING_KERNEL, roof_kernel
+from ..measure.engine_decode import KERNEL_PATH_CODES
 from ..measure.overhead import measure_overhead
+from ..measure.pools import POOL_LLC_MULTIPLE
 from ..measure.step import DecodeMeasurement
 from ..measure.sweep import SWEEP_BATCHES, SWEEP_N
 from ..model import guards
@@ -32,7 +34,7 @@ from ..model.arithmetic import (
     ridge_point,
 )
 from ..model.contention import Conditions
-from ..model.decode import bound_fraction
+from ..model.decode import bound_fraction, size_text
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import H100, Hardware
 from ..model.hierarchy import DRAM, MEASUREMENT_ERROR, ComputeRoof, Hierarchy, LevelRoof, OwnRoof
@@ -117,6 +119,8 @@ class ModelPoint:
     tokens_per_s: float | None
     lean_tokens_per_s: float | None
     bound_tokens_per_s: float | None
+    #: why it has no figure, where the run said (roofline.suite.notes)
+    reason: str | None = None
 
     def fraction(self, tokens_per_s: float | None) -> float | None:
         """The bound's time per step ÷ the measured one (each a batch ÷ its tokens/s)."""
@@ -147,6 +151,22 @@ class EnginePoint:
     counter_tokens_per_s: float | None
     bound_tokens_per_s: float | None
     predicted_tokens_per_s: float | None
+    #: the kernels its weights ran on, as asv records it (engine_decode.KERNEL_PATH_CODES); None unrecorded
+    kernel_path: float | None = None
+    #: the bytes a step reads (weights and KV); None unrecorded
+    step_bytes: float | None = None
+    #: why it has no figure, where the run said (roofline.suite.notes)
+    reason: str | None = None
+
+    @property
+    def kernels(self) -> str | None:
+        """The kernel path by name ("AMX", "CPU repack", "plain"); None where the run did not record it."""
+        names = {code: name for name, code in KERNEL_PATH_CODES.items()}
+        return None if self.kernel_path is None else names.get(self.kernel_path, f"path {self.kernel_path:g}")
+
+    def cache_sized(self, llc_bytes: float | None) -> bool:
+        """Whether a step reads less than the DRAM rule (:data:`POOL_LLC_MULTIPLE` × the LLC): partly cache-resident."""
+        return bool(self.step_bytes and llc_bytes and self.step_bytes < POOL_LLC_MULTIPLE * llc_bytes)
 
     @property
     def fraction(self) -> float | None:
@@ -173,6 +193,9 @@ class EnginePoint:
             "fraction": self.fraction,
             "predicted_tokens_per_s": self.predicted_tokens_per_s,
             "prediction_error": self.prediction_error,
+            "kernel_path": self.kernels,
+            "step_bytes": self.step_bytes,
+            "reason": self.reason,
         }
 
 
@@ -600,15 +623,15 @@ def render_text(report: Report) -> str:
         if 1 in row and 64 in row:
             out.append(f"  n={n}: batch 64 delivers {row[64] / row[1]:.1f}× the GFLOP/s of batch 1 on the same weights")
     out += render_model_decode(report.model_decode)
-    out += render_engine_decode(report.engine_decode)
+    out += render_engine_decode(report.engine_decode, report.facts.get("llc_bytes"))
     if report.warnings:
         out += ["", "warnings:"] + [f"  - {w}" for w in report.warnings]
     return "\n".join(out)
 
 
-#: Why a model's or an engine's row has no figure, as far as results say: asv records a skip as NaN, and the reason
-#: reaches asv's output only.
-NOT_MEASURED = "not chosen this run (ROOFLINE_MODEL_BATCH, ROOFLINE_ENGINE_BATCH) or skipped, asv's output says why"
+#: Why a model's or an engine's row has no figure where the run did not say (a report from results: asv records
+#: a skip as NaN and a failure as null, and the reason reaches asv's output only; roofline bench's own report says).
+NOT_MEASURED = "no figure recorded (not chosen, skipped or failed: asv's output of the run says which and why)"
 
 
 def render_model_decode(points: Sequence[ModelPoint]) -> list[str]:
@@ -623,7 +646,7 @@ def render_model_decode(points: Sequence[ModelPoint]) -> list[str]:
     ]
     for m in points:
         if m.tokens_per_s is None and m.lean_tokens_per_s is None and m.bound_tokens_per_s is None:
-            out.append(f"  {m.batch:>5} not measured: {NOT_MEASURED} (no torch, a bound over the step budget)")
+            out.append(f"  {m.batch:>5} not measured: {m.reason or NOT_MEASURED}")
             continue
         out.append(
             f"  {m.batch:>5} {_fmt(m.tokens_per_s, '9.3g'):>9} {_fmt(m.lean_tokens_per_s, '9.3g'):>9} "
@@ -633,8 +656,10 @@ def render_model_decode(points: Sequence[ModelPoint]) -> list[str]:
     return out
 
 
-def render_engine_decode(points: Sequence[EnginePoint]) -> list[str]:
-    """An engine's rows of the real-model table (engines.*Decode): tokens/s, the bound, the fraction, the prediction."""
+def render_engine_decode(points: Sequence[EnginePoint], llc_bytes: float | None = None) -> list[str]:
+    """An engine's rows of the real-model table (engines.*Decode): tokens/s, the bound, the fraction, the
+    prediction, the kernels the weights ran on; a row whose step reads under the DRAM rule is marked as
+    partly cache-resident (its bound is DRAM's, which a cache-sized file may beat)."""
     if not points:
         return []
     out = [
@@ -642,17 +667,26 @@ def render_engine_decode(points: Sequence[EnginePoint]) -> list[str]:
         "  an engine decoding a GGUF of random weights here (engines.LlamaCppDecode; bound from this machine's "
         "roofs, prediction: bound × the suite's batch-1 GEMV fraction):",
         f"  {'engine':<9} {'format':<6} {'batch':>5} {'tokens/s':>9} {'counters':>9} {'bound':>9} {'fraction':>8} "
-        f"{'predicted':>9} {'error':>6}",
+        f"{'predicted':>9} {'error':>6}  kernels",
     ]
+    resident = False
     for e in points:
         if e.tokens_per_s is None and e.bound_tokens_per_s is None:
-            out.append(f"  {e.engine:<9} {e.format:<6} {e.batch:>5} not measured: {NOT_MEASURED} (no engines extra)")
+            out.append(f"  {e.engine:<9} {e.format:<6} {e.batch:>5} not measured: {e.reason or NOT_MEASURED}")
             continue
         error = "n/a" if e.prediction_error is None else f"{100 * e.prediction_error:+.0f}%"
+        mark = " *" if e.cache_sized(llc_bytes) else ""
+        resident |= bool(mark)
         out.append(
             f"  {e.engine:<9} {e.format:<6} {e.batch:>5} {_fmt(e.tokens_per_s, '9.3g'):>9} "
             f"{_fmt(e.counter_tokens_per_s, '9.3g'):>9} {_fmt(e.bound_tokens_per_s, '9.3g'):>9} "
-            f"{_fmt(e.fraction, '8.2f'):>8} {_fmt(e.predicted_tokens_per_s, '9.3g'):>9} {error:>6}"
+            f"{_fmt(e.fraction, '8.2f'):>8} {_fmt(e.predicted_tokens_per_s, '9.3g'):>9} {error:>6}  "
+            f"{e.kernels or 'n/a'}{mark}"
+        )
+    if resident:
+        out.append(
+            f"  * partly cache-resident: a step reads under {POOL_LLC_MULTIPLE}× the last-level cache "
+            f"({size_text(llc_bytes)}), not the DRAM-bound case"
         )
     return out
 

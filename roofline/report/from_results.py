@@ -8,6 +8,7 @@ folder's benchmarks.json too: one run's figures are its own): a report from resu
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import BadInput
@@ -25,6 +26,7 @@ from ..suite.names import (
     LEVEL_BANDWIDTH,
     LEVEL_BYTES,
     MODEL_BOUND_TOKENS,
+    MODEL_CLASS,
     MODEL_LEAN_TOKENS,
     MODEL_TOKENS,
     OBSERVED_CROSSOVER,
@@ -34,6 +36,7 @@ from ..suite.names import (
     QUIETNESS,
     REFERENCE_DRIFT,
 )
+from ..suite.notes import Note, reason_for
 from ..suite.results import Results, Run, read_results
 from .cpu import EnginePoint, ModelPoint, Point, Report, Roofs, build_report
 
@@ -101,6 +104,23 @@ def _engine_points(run: Run) -> tuple[EnginePoint, ...]:
             figures = {k: run.value(f"{cls}.{t}", format=fmt, batch=batch) for k, t in ENGINE_TRACKS.items()}
             points.append(EnginePoint(engine, fmt, batch, **figures))
     return tuple(points)
+
+
+def with_reasons(report: Report, notes: tuple[Note, ...]) -> Report:
+    """``report`` with each model and engine row that has no figure given the reason its run noted, if any."""
+    if not notes:
+        return report
+    models = tuple(
+        replace(m, reason=reason_for(notes, MODEL_CLASS, (m.batch,))) if m.tokens_per_s is None else m
+        for m in report.model_decode
+    )
+    engines = tuple(
+        replace(e, reason=reason_for(notes, ENGINE_CLASSES.get(e.engine, e.engine), (e.format, e.batch)))
+        if e.tokens_per_s is None
+        else e
+        for e in report.engine_decode
+    )
+    return replace(report, model_decode=models, engine_decode=engines)
 
 
 def _rank(level: str) -> tuple[int, str]:

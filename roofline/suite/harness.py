@@ -37,8 +37,9 @@ from ..measure.timing import settle
 from ..model import guards
 from ..model.dtypes import SUITE, by_numpy
 from ..outcome import Failed, Measured, Outcome, Skipped, attempt, of_cache
-from . import handoff, params
+from . import handoff, notes, params
 from . import run as _run
+from .names import ENGINE_CLASSES, MODEL_CLASS
 from .run import RunState, Timed, passes
 
 _said: set[str] = set()
@@ -576,6 +577,12 @@ MODEL_STEP_BUDGET_S = 2.0
 PREFILL_BUDGETS = 5
 
 
+def _noted(benchmark_class: str, grid: dict) -> dict:
+    """``grid``, each combination without a figure noted for roofline bench's report (:mod:`~.notes`)."""
+    notes.write_notes(notes.notes_of(benchmark_class, grid))
+    return grid
+
+
 def model_entry(grid: dict | str, batch: int) -> dict[str, object]:
     """models.ModelDecode's entry for one batch; skipped when setup_cache could not measure (a reason)."""
     return checked_entry(cached(grid).get(batch), f"batch {batch}")
@@ -608,7 +615,7 @@ def model_decode_grid(
     grid = _not_chosen(batches, params.model_batches(), "ROOFLINE_MODEL_BATCH")
     batches = [b for b in batches if b not in grid]
     if not batches:
-        return grid
+        return _noted(MODEL_CLASS, grid)
     try:
         import_transformers()
         hw = hardware or (handoff.read(dtype) if _under_asv() else None)  # the run's roofs, of its rounds
@@ -617,7 +624,7 @@ def model_decode_grid(
             hw = local_hardware(dtype, gemm_n=min(1024, shape.hidden))
             _warn([f"{shape.name}: no run of this asv run left its roofs; the bound's are the model's own"])
     except BackendUnavailable as exc:
-        return {**grid, **{b: Skipped(str(exc)) for b in batches}}
+        return _noted(MODEL_CLASS, {**grid, **{b: Skipped(str(exc)) for b in batches}})
     setup = DecodeSetup(shape, hw, dtype=dtype, kv_dtype=dtype, context=context + steps)
     # the prefill's arithmetic is about a step of `context` sequences; it runs once per batch and path
     prefill = step(setup, context).step_s
@@ -631,11 +638,11 @@ def model_decode_grid(
         else:
             runnable.append(b)
     if not runnable:
-        return grid
+        return _noted(MODEL_CLASS, grid)
     try:
         run = measure_model_decode(shape, runnable, dtype, context, warmup=1, steps=steps)
     except KernelMismatch as exc:
-        return {**grid, **{b: Failed(str(exc)) for b in runnable}}
+        return _noted(MODEL_CLASS, {**grid, **{b: Failed(str(exc)) for b in runnable}})
     entries: dict[int, dict[str, object]] = {}
     for row in hold_against_bound(run, hw):
         entry = entries.setdefault(row.batch, {"bound_tokens_per_s": row.bound.tokens_per_s})
@@ -643,7 +650,7 @@ def model_decode_grid(
         entry[f"{row.path}_fraction"] = row.fraction
         if row.flagged:
             _warn([f"{shape.name} batch {row.batch} {row.path} beat its bound ({row.fraction:.3g}): a bug"])
-    return {**grid, **{b: Measured(entry) for b, entry in entries.items()}}
+    return _noted(MODEL_CLASS, {**grid, **{b: Measured(entry) for b, entry in entries.items()}})
 
 
 # ---- an engine decoding a real model file here (benchmarks/engines.py) -------------------------------
@@ -667,7 +674,7 @@ def engine_decode_grid(
     unchosen = {(f, b): entry for f in formats for b, entry in skipped.items()}
     batches = [b for b in batches if b not in skipped]
     if not batches:
-        return unchosen
+        return _noted(ENGINE_CLASSES.get(engine, engine), unchosen)
     keys = [(f, b) for f in formats for b in batches]
     try:
         shape = shape or params.engine_model()
@@ -684,7 +691,7 @@ def engine_decode_grid(
             roofs=roofs,
         )
     except BadInput as exc:  # the model cannot be written or run here (disk, memory, shape)
-        return {**unchosen, **{k: Skipped(str(exc)) for k in keys}}
+        return _noted(ENGINE_CLASSES.get(engine, engine), {**unchosen, **{k: Skipped(str(exc)) for k in keys}})
     _warn(run.warnings)
     grid: dict[tuple[str, int], Outcome] = dict(unchosen)
     grid.update({key: outcome for key, outcome in run.outcomes.items() if not outcome.ok})
@@ -698,7 +705,7 @@ def engine_decode_grid(
             _warn([f"{what} beat its bound ({row.fraction:.3g}): a bug in the bound"])
         if row.measured.counter_note:
             _warn([f"{what}: {row.measured.counter_note}"])
-    return grid
+    return _noted(ENGINE_CLASSES.get(engine, engine), grid)
 
 
 def engine_entry(grid: dict | str, fmt: str, batch: int) -> dict[str, object]:
