@@ -10,7 +10,7 @@ import pytest
 from roofline.errors import BackendUnavailable, BadInput
 from roofline.measure import likwid
 from roofline.measure.compute import native_reason
-from roofline.model.hierarchy import DRAM, ComputeRoof, Hierarchy, LevelRoof
+from roofline.model.hierarchy import DRAM, LIKELY_TOO_LOW, ComputeRoof, Hierarchy, LevelRoof, Refereed, refereed_levels
 from roofline.model.intervals import fastest_round_median, median_ci, order_statistic_rank
 from roofline.model.plateaus import find_plateaus, level_of
 from roofline.report.cpu import build_report, render_text
@@ -239,9 +239,9 @@ def fake_likwid(folder, rate_mbyte_s: str = "50000"):
 
 def test_the_referee_times_one_likwid_run_per_roof_a_round_sized_from_the_last(tmp_path, monkeypatch):
     """Each round is one likwid-bench run per roof: the load kernel at each working set given, the FMA
-    peak on 32 KiB a thread, on all threads, each lasting about the seconds asked (its iterations from the
+    peak on 16 KiB a thread, on all threads, each lasting about the seconds asked (its iterations from the
     last round's data rate, the first's from a discarded probe run sized from 10 GB/s, every roof's probe
-    at once when the referee is made); the figures are the rounds' medians, none before the first."""
+    at once when the referee is made); each figure is its fastest run, none before the first."""
     log = fake_likwid(tmp_path)
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     monkeypatch.setattr(likwid, "cpu_flags", lambda: frozenset({"avx512f"}))
@@ -249,25 +249,25 @@ def test_the_referee_times_one_likwid_run_per_roof_a_round_sized_from_the_last(t
     probes = sorted(log.read_text().splitlines())  # side by side: in either order
     assert [c.split(" -i ")[0] for c in probes] == [
         f"-t load_avx512 -W N:{256 * MIB}B:2",
-        f"-t peakflops_sp_avx512_fma -W N:{64 * KIB}B:2",
+        f"-t peakflops_sp_avx512_fma -W N:{32 * KIB}B:2",
     ]
     assert [int(c.split("-i ")[1]) for c in probes] == [
         likwid.iterations_for(256 * MIB, 10.0, 0.05),  # 10 GB/s for a tenth of the run
-        likwid.iterations_for(64 * KIB, 10.0, 0.05),
+        likwid.iterations_for(32 * KIB, 10.0, 0.05),
     ]
     with pytest.raises(BadInput, match="no round"):
-        r.medians()
+        r.figures()
     r.time()
     r.time()
-    assert r.medians() == {"DRAM": 50.0, "fp32": 50.0}  # the fake prints 50000 MByte/s and MFlops/s
+    assert r.figures() == {"DRAM": 50.0, "fp32": 50.0}  # the fake prints 50000 MByte/s and MFlops/s
     calls = log.read_text().split("\n")
     dram = [c for c in calls[2:] if c.startswith("-t load_avx512")]
     peak = [c for c in calls[2:] if c.startswith("-t peakflops_sp_avx512_fma")]
     assert [c.split(" -i ")[0] for c in dram] == [f"-t load_avx512 -W N:{256 * MIB}B:2"] * 2
-    assert [c.split(" -i ")[0] for c in peak] == [f"-t peakflops_sp_avx512_fma -W N:{64 * KIB}B:2"] * 2
+    assert [c.split(" -i ")[0] for c in peak] == [f"-t peakflops_sp_avx512_fma -W N:{32 * KIB}B:2"] * 2
     first, second = (int(c.split("-i ")[1]) for c in dram)
     assert first == second == math.ceil(0.5 * 50e9 / (256 * MIB))  # both sized from a rate measured here
-    assert int(peak[0].split("-i ")[1]) == math.ceil(0.5 * 50e9 / (64 * KIB))
+    assert int(peak[0].split("-i ")[1]) == math.ceil(0.5 * 50e9 / (32 * KIB))
     r.time(("fp32",))  # one roof's round alone: beside the part of the run that measures it
     assert log.read_text().split("\n")[len(calls) - 1 :][0].startswith("-t peakflops_sp_avx512_fma ")
     assert [len(v) for v in r.results.values()] == [2, 3]
@@ -399,3 +399,52 @@ def test_a_run_that_measured_read_has_one_dram_roof_for_roof_percent_and_its_fra
     # results from before read: the sweep's plateau stays the DRAM level beside add
     old = build_report(FACTS, ROOFS, decode=rep.decode, hierarchy=replace(HIER, levels=levels))
     assert old.roofs_by_level.level(DRAM).gbps == 32.0 and old.hardware.bandwidth == ROOFS.bandwidth["add"]
+
+
+def test_a_roof_below_its_referee_becomes_the_referees_figure_with_its_name():
+    """Fakes of the Xeon's run: the sweep's L1 read 165 where likwid-bench read 445; its L2 beat the referee."""
+    l1 = LevelRoof("L1", 98304, 165.3, "load (numba 0.61, 256-bit vectors)")
+    l2 = LevelRoof("L2", 4 << 20, 230.0, "load (numba 0.61, 256-bit vectors)")
+    got = refereed_levels((l1, l2), {"L1": 445.5, "L2": 215.3, "L3": 46.9}, "likwid-bench load_avx512")
+    assert got[0].gbps == 445.5 and got[0].bytes == 98304
+    assert got[0].kernel == "likwid-bench load_avx512 (the referee; load (numba 0.61, 256-bit vectors) read 0.37× it)"
+    assert got[1] == l2  # the run's own kernel was faster: its roof stands
+    r = Refereed("L1", 165.3, "load", 445.5, "likwid-bench load_avx512")
+    assert r.figure == 445.5 and r.too_low and r.ratio == pytest.approx(0.371, abs=1e-3)
+    ok = Refereed("fp32", 0.7 * 274.7, "numpy BLAS", 274.7, "likwid-bench peakflops_sp_avx512_fma")
+    assert not ok.too_low and ok.ratio == pytest.approx(LIKELY_TOO_LOW)
+
+
+def test_the_runs_hardware_takes_each_roof_its_referee_beats():
+    from roofline.suite.run import roofs
+
+    hw = roofs({"read": 22.6, "copy": 32.5}, {"float32": 186.4, "float64": 97.8}, {"DRAM": 25.4, "fp32": 274.7})
+    assert hw.bandwidth == pytest.approx(25.4e9) and hw.peak("fp32") == pytest.approx(274.7e9)
+    assert hw.peak("fp64") == pytest.approx(97.8e9)  # no referee beat it
+    assert roofs({"read": 22.6}, {"float32": 186.4}).bandwidth == pytest.approx(22.6e9)
+
+
+def _run(rate: float, share: float | None) -> likwid.LikwidResult:
+    return likwid.LikwidResult("peakflops_sp_avx512_fma", 32768, 2, rate, "GFLOP/s", 10.0, share)
+
+
+def test_a_referee_is_its_fastest_run_that_had_the_cores_to_itself():
+    """The Xeon's fp32 referee read 149 in one run: a run whose threads shared their cores is no referee."""
+    r = object.__new__(likwid.RefereeRounds)
+    r.results = {"fp32": [_run(149.4, 0.5), _run(290.0, 0.98), _run(280.0, None)]}
+    assert r.figures() == {"fp32": 290.0}
+    assert r.shared() == [
+        "the fp32 referee (peakflops_sp_avx512_fma) shared its cores in 1 of 3 runs (its threads' share of them: "
+        "0.50); its figure is the fastest run that ran alone"
+    ]
+    r.results = {"fp32": [_run(149.4, 0.5), _run(150.0, 0.6)]}  # none alone: the fastest, said
+    assert r.figures() == {"fp32": 150.0} and "in 2 of 2 runs" in r.shared()[0]
+    assert "that ran alone" not in r.shared()[0]
+
+
+def test_a_runs_share_of_its_cores_comes_from_its_cpu_time_and_likwids_own_time():
+    out = "Time:\t\t\t2.000000e-01 sec\nMFlops/s:\t\t200000.0\nMByte/s:\t\t20000.0\n"
+    got = likwid._result("peakflops_sp_avx512_fma", 32768, 2, 0, out, "", cpu_s=0.2)
+    assert got.rate == 200.0 and got.cpu_share == pytest.approx(0.5) and not got.alone
+    assert likwid._result("peakflops_sp_avx512_fma", 32768, 2, 0, out, "", cpu_s=0.41).alone
+    assert likwid._result("load_avx512", 32768, 2, 0, "MByte/s: 1000\n", "", cpu_s=0.1).cpu_share is None

@@ -591,9 +591,12 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
         def time(self, roofs):
             events.append(f"referee {list(roofs)}")
 
-        def medians(self):
+        def figures(self):
             events.append("referee pooled")
             return {"DRAM": 1.0}
+
+        def shared(self):
+            return []
 
     monkeypatch.setattr(run, "LevelRounds", Levels)
     monkeypatch.setattr(run, "ComputeRounds", Compute)
@@ -624,10 +627,10 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
     compute = f"compute {run.COMPUTE_ROUND_S}s"
 
     # the ceilings right after the points (DRAM moves within seconds); each roof's referee right beside the
-    # parts that measure it: DRAM's after the ceilings, every pass; the peaks' after it and the cache levels'
+    # parts that measure it: DRAM's after the ceilings and the peaks' after it, every pass; the cache levels'
     # after the level sweep, in the middle pass (each likwid-bench run sleeps a second)
     def turns(others):
-        peaks = ["settle", "referee ['fp32', 'fp64']"] * others
+        peaks = ["settle", "referee ['fp32', 'fp64']"]
         caches = ["settle", "referee ['LLC']"] * others
         out = ["settle", "points", "settle", per, "settle", "referee ['DRAM']", *peaks, "settle", compute]
         return out + ["settle", "sweep", "settle", "levels 1x", *caches]
@@ -717,7 +720,7 @@ def test_a_referee_that_cannot_run_keeps_why_and_a_later_failure_is_warned_of(mo
             if len(timed) == 2:
                 raise BackendUnavailable("likwid-bench load_x failed (exit 1): no topology")
 
-        def medians(self):
+        def figures(self):
             raise AssertionError("no figure from a stopped referee")
 
     monkeypatch.setattr(run, "RefereeRounds", Referee)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import re
+import resource
 import shutil
-import statistics
 import subprocess
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +40,13 @@ KERNELS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     ),
 }
 _RATE = re.compile(r"^(MByte/s|MFlops/s):\s+([0-9.eE+-]+)\s*$", re.MULTILINE)
+_TIME = re.compile(r"^Time:\s+([0-9.eE+-]+)\s*sec", re.MULTILINE)
+
+#: A run whose threads had at least this share of their cores (CPU seconds ÷ threads × its kernel's wall
+#: time) ran alone; below it another thread shared a core for part of the run. A likwid thread that shares
+#: its core for the whole run halves the rate, since likwid divides all the work by the slowest thread's
+#: time: the Xeon's fp32 referee read 149 GFLOP/s in one run and 298 in another.
+ALONE = 0.9
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,12 @@ class LikwidResult:
     rate: float
     unit: str
     data_gbps: float = 0.0  # GB/s of data the kernel streamed (a peakflops kernel's feeds its registers)
+    cpu_share: float | None = None  # its threads' CPU seconds ÷ (threads × its kernel's wall time)
+
+    @property
+    def alone(self) -> bool:
+        """Whether its threads had their cores to themselves (:data:`ALONE`; True where not known)."""
+        return self.cpu_share is None or self.cpu_share >= ALONE
 
 
 def executable() -> str:
@@ -88,13 +101,23 @@ def _command(kernel: str, nbytes: int, threads: int, iterations: int | None) -> 
     return cmd + (["-i", str(max(10, int(iterations)))] if iterations is not None else [])
 
 
-def _result(kernel: str, nbytes: int, threads: int, returncode: int, stdout: str, stderr: str) -> LikwidResult:
+def _result(
+    kernel: str, nbytes: int, threads: int, returncode: int, stdout: str, stderr: str, cpu_s: float | None = None
+) -> LikwidResult:
+    """The run's figures; ``cpu_s``, the CPU seconds its process took, gives its threads' share of their cores."""
     if returncode != 0:
         last = (stderr or stdout).strip().splitlines()[-1:] or ["no output"]
         raise BackendUnavailable(f"likwid-bench {kernel} failed (exit {returncode}): {last[0]}")
     rate, unit = parse(stdout, flops=kernel.startswith("peakflops"))
     data = parse(stdout)[0] if unit != "GB/s" else rate
-    return LikwidResult(kernel, int(nbytes), threads, rate, unit, data)
+    wall = float(m.group(1)) if (m := _TIME.search(stdout)) else 0.0
+    share = cpu_s / (threads * wall) if cpu_s is not None and wall > 0 else None
+    return LikwidResult(kernel, int(nbytes), threads, rate, unit, data, share)
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def likwid_bench(
@@ -106,13 +129,14 @@ def likwid_bench(
     per thread, else likwid-bench's own calibration (≥ 1 s).
     """
     cmd = _command(kernel, nbytes, threads, iterations)
+    before = _children_cpu_s()
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise BackendUnavailable(f"likwid-bench {kernel} did not finish within {timeout:.0f} s") from None
     except OSError as exc:
         raise BackendUnavailable(f"likwid-bench cannot run: {exc}") from None
-    return _result(kernel, nbytes, threads, out.returncode, out.stdout, out.stderr)
+    return _result(kernel, nbytes, threads, out.returncode, out.stdout, out.stderr, _children_cpu_s() - before)
 
 
 def likwid_probes(
@@ -193,8 +217,10 @@ def referee_levels(
 REFEREE_ROUND_S = 0.25
 #: The data rate a roof's probe run is sized from (GB/s): its figure sizes the first real run.
 PROBE_GBPS = 10.0
-#: The working set of a ``peakflops`` run per thread: in L1, so the kernel computes on registers.
-PEAK_BYTES_PER_THREAD = 32 * 1024
+#: The working set of a ``peakflops`` run per thread: half the smallest L1d met (Zen 3's 32 KiB; the Xeon's
+#: is 48), so the kernel's one load per update always hits L1 and it computes on registers. At 32 KiB a
+#: Zen 3 thread's set filled its L1 to the last line.
+PEAK_BYTES_PER_THREAD = 16 * 1024
 
 
 class RefereeRounds:
@@ -237,8 +263,23 @@ class RefereeRounds:
             expected = done[-1].data_gbps if done else self.expected[roof]
             done.append(likwid_bench(kernel, nbytes, self.threads, iterations_for(nbytes, expected, self.seconds)))
 
-    def medians(self) -> dict[str, float]:
-        """Each roof's median figure over the rounds (GB/s, GFLOP/s for the peaks); BadInput before the first."""
+    def figures(self) -> dict[str, float]:
+        """Each roof's figure (GB/s, GFLOP/s for the peaks): its fastest run among those that ran alone
+        (:attr:`LikwidResult.alone`), its fastest where none did; BadInput before the first round. A referee
+        says what the cores do with nothing beside them: a slower run measured what shared them."""
         if not all(self.results.values()):
             raise BadInput("no round of the likwid-bench referee was timed")
-        return {roof: float(statistics.median(r.rate for r in done)) for roof, done in self.results.items()}
+        return {roof: max(r.rate for r in [r for r in done if r.alone] or done) for roof, done in self.results.items()}
+
+    def shared(self) -> list[str]:
+        """A line for each roof some of whose runs did not have their cores to themselves."""
+        out = []
+        for roof, done in self.results.items():
+            if shares := [r.cpu_share for r in done if not r.alone]:
+                low = ", ".join(f"{s:.2f}" for s in shares if s is not None)
+                out.append(
+                    f"the {roof} referee ({done[0].kernel}) shared its cores in {len(shares)} of {len(done)} runs "
+                    f"(its threads' share of them: {low}); its figure is the fastest run"
+                    + (" that ran alone" if len(shares) < len(done) else "")
+                )
+        return out

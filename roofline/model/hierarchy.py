@@ -20,6 +20,56 @@ MEASUREMENT_ERROR = 1.10
 #: The level beyond the caches.
 DRAM = "DRAM"
 
+#: A roof below this share of its referee's figure is likely too low: its own kernel measured something slower
+#: than the level or the cores. The Xeon's L1 roof read 0.37-0.43 of likwid-bench's while numba compiled its
+#: kernel at 256 bits; the levels on Zen 3 and Zen 4 agreed within about 1 %.
+LIKELY_TOO_LOW = 0.7
+
+
+@dataclass(frozen=True)
+class Refereed:
+    """One roof beside its referee in the same run: the run's own kernel's figure and the referee's (GB/s or
+    GFLOP/s). The roof is the faster of the two (:attr:`figure`), named by :attr:`kernel`: a roof is the
+    fastest honest kernel in the run, and a point above a roof its referee beats is the roof's error."""
+
+    roof: str
+    own: float
+    own_kernel: str
+    referee: float
+    referee_kernel: str
+
+    @property
+    def ratio(self) -> float:
+        """The own kernel's figure ÷ the referee's."""
+        return self.own / self.referee
+
+    @property
+    def figure(self) -> float:
+        return max(self.own, self.referee)
+
+    @property
+    def kernel(self) -> str:
+        if self.own >= self.referee:
+            return self.own_kernel
+        return f"{self.referee_kernel} (the referee; {self.own_kernel} read {self.ratio:.2f}× it)"
+
+    @property
+    def too_low(self) -> bool:
+        """The own kernel read below :data:`LIKELY_TOO_LOW` × the referee."""
+        return self.ratio < LIKELY_TOO_LOW
+
+
+def refereed_levels(levels: tuple[LevelRoof, ...], referees: Mapping[str, float], kernel: str) -> tuple[LevelRoof, ...]:
+    """``levels`` with each roof its referee (``referees``: GB/s by level, of ``kernel``) beats replaced by the
+    referee's figure, named (:class:`Refereed`); the plateau stays, the sweep's extent of the level."""
+    out = []
+    for r in levels:
+        ref = referees.get(r.level)
+        if ref and ref > r.gbps:
+            r = LevelRoof(r.level, r.bytes, ref, Refereed(r.level, r.gbps, r.kernel, ref, kernel).kernel, r.plateau)
+        out.append(r)
+    return tuple(out)
+
 
 @dataclass(frozen=True)
 class LevelRoof:

@@ -161,8 +161,9 @@ class RunState:
 
     @property
     def hardware(self) -> Hardware | None:
-        """This run's roofs, built from exactly the figures the ceiling benchmarks record."""
-        return roofs(self.bandwidth_gbps, self.peak_gflops)
+        """This run's roofs, built from exactly the figures the ceiling benchmarks record, each the faster of
+        its own and its referee's (:func:`roofs`)."""
+        return roofs(self.bandwidth_gbps, self.peak_gflops, self.referees.value if self.referees.ok else {})
 
     @property
     def predicted_crossover(self) -> float | None:
@@ -170,13 +171,21 @@ class RunState:
         return crossover_batch(hw, SUITE.bytes, SUITE.name) if hw is not None else None
 
 
-def roofs(bandwidth_gbps: Mapping[str, float], peak_gflops: Mapping[str, float]) -> Hardware | None:
+def roofs(
+    bandwidth_gbps: Mapping[str, float], peak_gflops: Mapping[str, float], referees: Mapping[str, float] | None = None
+) -> Hardware | None:
     """The Hardware of recorded ceilings (GB/s per STREAM kernel, GFLOP/s per numpy dtype); None without both.
 
-    The roof is :func:`~roofline.measure.ceilings.roof_kernel`'s: read, or add in a state from before read."""
+    The roof is :func:`~roofline.measure.ceilings.roof_kernel`'s: read, or add in a state from before read;
+    each roof the faster of it and its referee in ``referees`` (GB/s at DRAM, GFLOP/s by dtype name: likwid-bench's,
+    :class:`~roofline.model.hierarchy.Refereed`): on the Xeon likwid-bench's fp32 FMA peak read 275 GFLOP/s where
+    the GEMM roof read 186-219 and a batch-512 point 264."""
+    referees = referees or {}
     kind = roof_kernel(bandwidth_gbps)
     roof = bandwidth_gbps.get(kind) if kind else None
-    peaks = {by_numpy(d).name: v * 1e9 for d, v in peak_gflops.items() if v}
+    if roof:
+        roof = max(roof, referees.get(REFEREE_OUTER) or 0.0)
+    peaks = {by_numpy(d).name: max(v, referees.get(by_numpy(d).name) or 0.0) * 1e9 for d, v in peak_gflops.items() if v}
     if not roof or not peaks:
         return None
     return Hardware(platform.node() or "this machine", peaks, roof * 1e9, source="measured in this run")
@@ -332,7 +341,8 @@ class _Referee(Part):
         return lambda: self.turn(roofs)
 
     def figures(self, timer) -> dict[str, float]:
-        return timer.medians()
+        self.warnings += timer.shared()
+        return timer.figures()
 
 
 class _Compute(Part):
@@ -518,24 +528,26 @@ def measure_run(
     return RunState(chosen, llc[0], llc[1], sweep[0], blas_threads=threads, gemm_n=gemm_n, **state)
 
 
-#: The pass in which likwid-bench referees the FMA peaks and the cache levels (DRAM's: every pass). Each
-#: likwid-bench run sleeps a second calibrating its clock: 18 runs cost a run 23 s of its 96 here. DRAM moves
-#: within seconds on this VM and its referee stands beside every pass of the points and the ceilings; the
-#: cores' FMA rate and their caches move with the cores' share, which the contention watch checks.
+#: The pass in which likwid-bench referees the cache levels (DRAM's and the FMA peaks': every pass, each
+#: referee's figure its fastest run that had the cores to itself). Each likwid-bench run sleeps a second
+#: calibrating its clock: 18 runs cost a run 23 s of its 96 here. DRAM moves within seconds on this VM and its
+#: referee stands beside every pass of the points and the ceilings; a peak timed once read half its rate in
+#: one run on the Xeon (149 GFLOP/s, 298 in another), so it has three tries; the caches move with the cores'
+#: share, which the contention watch checks.
 REFEREE_PASS = 1
 
 
 def _turns(timed, ceilings, referee, compute, sweeping, levels, i: int) -> tuple[tuple[str, Callable[[], None]], ...]:
     """Pass ``i`` over the parts: the ceilings (their read kernels first) right after the points, since this
     machine's DRAM moves within seconds; each referee right beside the parts it referees: DRAM's after the
-    ceilings (whose read kernels make the DRAM roof), the FMA peaks' after it and the caches' after the
-    levels, in :data:`REFEREE_PASS` only."""
+    ceilings (whose read kernels make the DRAM roof) and the FMA peaks' after it, every pass, the caches'
+    after the levels, in :data:`REFEREE_PASS` only."""
     others = i == REFEREE_PASS
     return (
         ("points", timed.turn),
         ("ceilings", ceilings.turn),
         ("DRAM referee", referee.turn_of(referee.dram)),
-        *((("peak referee", referee.turn_of(referee.peaks)),) if others else ()),
+        ("peak referee", referee.turn_of(referee.peaks)),
         ("compute roofs", compute.turn),
         ("crossover sweep", sweeping.turn),
         ("level sweep", levels.turn),
@@ -580,7 +592,9 @@ def _measure(chosen, grid, sweep, gemm_n: int | None, llc: tuple[int, str], watc
         points.update({key: measured for key in steps})
     else:
         c = state["ceilings"]
-        points.update(_judge(measured.value, roofs(c.value.bandwidth_gbps, c.value.peak_gflops) if c.ok else None, llc))
+        referees = state["referees"].value if state["referees"].ok else {}
+        hw = roofs(c.value.bandwidth_gbps, c.value.peak_gflops, referees) if c.ok else None
+        points.update(_judge(measured.value, hw, llc))
     state["points"] = points
     state["warnings"] = tuple(w for part in parts for w in part.warnings) + _noisy(points, state["crossover"])
     figures = [p.value.measurement for p in points.values() if p.ok]
