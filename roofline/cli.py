@@ -926,7 +926,7 @@ def _outside_results(path: Path, folders: Sequence[Path], flag: str) -> None:
 def _run_gate(args: argparse.Namespace, results) -> int:
     from .report import gate
 
-    for flag in ("plot", "html", "baseline", "prices", *MODEL_FLAGS):
+    for flag in (*MODEL_FLAGS, "plot", "html", "baseline", "prices"):
         if getattr(args, flag) is not None:
             raise BadInput(f"--{flag.replace('_', '-')} goes with the machine comparison, not with --commits")
     from .suite.revisions import env_names

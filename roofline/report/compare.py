@@ -550,12 +550,12 @@ def _model_rows(ss: Sequence[MachineSummary], q: ModelQuestion | None) -> list[R
 
         def figure(s: MachineSummary, what: str, i: int = i) -> Cell:
             answer = q.answers.get(s.machine)
-            value = None if answer is None else getattr(answer[i], what)
+            value = None if answer is None or answer[i].fits is False else getattr(answer[i], what)
             return Cell(value, source=DATASHEET if s.datasheet_only and value is not None else "")
 
         def binds(s: MachineSummary, i: int = i) -> Cell:
             answer = q.answers.get(s.machine)
-            return Cell(text=None if answer is None else answer[i].bound)
+            return Cell(text=None if answer is None else answer[i].bound_text)
 
         rows += [
             _row(f"model/{b}/predicted", section, f"  batch={b} predicted", "tokens/s", ss,
@@ -740,7 +740,7 @@ def _question_legend(cmp: Comparison, cells: Sequence[Cell]) -> list[str]:
     lines = [
         f"decode {q.title}: the bound is roofline decode's on each machine's recorded roofs (the DRAM roof, the "
         "format's compute roof); predicted: the bound × the run's batch-1 GEMV fraction where the bandwidth binds "
-        "the step (none where arithmetic binds)"
+        "the step (none where arithmetic binds); a batch that does not fit the machine's memory has neither"
     ]
     if any(c.source == DATASHEET for c in cells):
         lines.append("§ a catalogue device's datasheet figures (roofline specs), nothing measured: its bound alone")

@@ -4,8 +4,10 @@ asv has no page that sets machines side by side (asv issue #1220). :func:`write_
 into a folder (``roofline compare --html DIR``; ``make bench`` into asv's html folder, linked from
 asv's navigation bar by :func:`link_from_index`): the table of :mod:`roofline.report.compare`
 and one picture, ``compare.svg``, of every machine's measured roofs and DRAM decode points with
-each machine's crossover (``compare --plot``'s picture). Plain HTML and an SVG image, no script
-and no address outside the folder: it opens from the disk as well as from a server.
+each machine's crossover (``compare --plot``'s picture); with ``compare --model`` a second one
+beside it, ``compare-decode.svg``, of each machine's predicted and bound tokens/s by batch
+(:func:`draw_decode`). Plain HTML and SVG images, no script and no address outside the folder:
+it opens from the disk as well as from a server.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from ..errors import BadInput
 from ..files import atomic_write
 from ..suite.offline_html import asv_page
 from .compare import CHANGED, Comparison, Row, cell_text, direction_mark, legend
-from .plot import plot_overlay  # the one picture of several machines, compare --plot's
+from .plot import DPI, _pyplot, _save, plot_overlay  # the one picture of several machines, compare --plot's
 
 PAGE = "compare.html"
 PICTURE = "compare.svg"
+#: compare --model's picture: predicted tokens/s by batch, beside the rooflines.
+DECODE_PICTURE = "compare-decode.svg"
 #: The entry :func:`link_from_index` adds to asv's navigation bar, found again by its id.
 NAV_ID = "nav-li-roofline-compare"
 NAV_ITEM = f'<li id="{NAV_ID}"><a href="{PAGE}">Machines compared</a></li>'
@@ -38,6 +42,8 @@ td.unit { color: #666; }
 .changed { color: #b42318; }
 ul.legend { color: #444; }
 img { max-width: 100%; border: 1px solid #ddd; }
+.pictures { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
+.pictures img { max-width: 62%; } .pictures img.decode { max-width: 36%; }
 """
 
 
@@ -88,10 +94,15 @@ def table_html(cmp: Comparison) -> str:
     return "\n".join(lines)
 
 
-def page_html(cmp: Comparison, picture: str | None, note: str = "") -> str:
-    """The whole page: sources, the picture, the table, its legend."""
+def page_html(cmp: Comparison, picture: str | None, note: str = "", decode: str | None = None) -> str:
+    """The whole page: sources, the pictures (the rooflines, and ``decode``'s tokens/s beside them), the table,
+    its legend."""
     sources = ", ".join(html.escape(s) for s in cmp.sources) or "asv results"
-    figure = f'<p><img src="{picture}" alt="every machine\'s roofline and crossover"></p>' if picture else ""
+    images = [f'<img src="{picture}" alt="every machine\'s roofline and crossover">'] if picture else []
+    if decode:
+        title = html.escape(cmp.question.title) if cmp.question else ""
+        images.append(f'<img class="decode" src="{decode}" alt="predicted decode tokens/s by batch, {title}">')
+    figure = f'<div class="pictures">{"".join(images)}</div>' if images else ""
     items = "".join(f"<li>{html.escape(line)}</li>" for line in legend(cmp))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>roofline: machines compared</title>
@@ -107,18 +118,62 @@ Written by <code>roofline compare --html</code>;
 """
 
 
+def draw_decode(cmp: Comparison):
+    """``compare --model``'s picture: each machine's predicted tokens/s by batch (solid, its colour in the
+    rooflines beside it) and its bound (dotted; a datasheet device's dashed), log-log: an H100's bound
+    sits two decades above a 2-core CPU's. BadInput without a question or without matplotlib."""
+    q = cmp.question
+    if q is None:
+        raise BadInput("no model asked: compare --model draws the decode picture")
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 6.4), dpi=DPI)
+    measured = cmp.measured
+    for s in cmp.machines:
+        rows = tuple(r for r in q.answers.get(s.machine, ()) if r.fits is not False)
+        if not rows:
+            continue
+        i = measured.index(s) if s in measured else len(measured) + cmp.machines.index(s)
+        color, batches = f"C{i % 10}", [r.batch for r in rows]
+        bound = " bound (datasheet)" if s.datasheet_only else " bound"
+        ax.plot(batches, [r.bound_tokens_per_s for r in rows], ls="--" if s.datasheet_only else ":", marker="s",
+                mfc="none", color=color, label=s.machine + bound)  # fmt: skip
+        predicted = [(r.batch, r.tokens_per_s) for r in rows if r.tokens_per_s]
+        if predicted:
+            ax.plot(*zip(*predicted, strict=True), marker="o", lw=2, color=color, label=f"{s.machine} predicted")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(list(q.batches), [str(b) for b in q.batches])
+    ax.set_xlabel("batch (sequences decoded together)")
+    ax.set_ylabel("tokens/s, all sequences")
+    ax.set_title(f"decode {q.title}", fontsize=11)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _pictures(cmp: Comparison, folder: Path) -> tuple[str | None, str | None, str]:
+    """Draw the page's pictures into ``folder``: the rooflines' name, the decode picture's (None without
+    ``compare --model``), and a note where matplotlib is missing."""
+    try:
+        plot_overlay(cmp.measured, folder / PICTURE)
+        if cmp.question is None:
+            return PICTURE, None, ""
+        _save(draw_decode(cmp), folder / DECODE_PICTURE)
+        return PICTURE, DECODE_PICTURE, ""
+    except BadInput as exc:  # matplotlib missing: the table alone, saying why
+        return None, None, f"No picture: {exc}"
+
+
 def write_page(cmp: Comparison, folder: Path) -> Path:
-    """Write ``compare.html`` and ``compare.svg`` into ``folder`` (made if missing); the page's path."""
+    """Write ``compare.html``, ``compare.svg`` and (``compare --model``) ``compare-decode.svg`` into ``folder``
+    (made if missing); the page's path."""
     check_page_folder(folder)
     folder = Path(folder)
     try:
         folder.mkdir(exist_ok=True)
-        picture, note = PICTURE, ""
-        try:
-            plot_overlay(cmp.machines, folder / PICTURE)
-        except BadInput as exc:  # matplotlib missing: the table alone, saying why
-            picture, note = None, f"No picture: {exc}"
-        atomic_write(folder / PAGE, page_html(cmp, picture, note))
+        picture, decode, note = _pictures(cmp, folder)
+        atomic_write(folder / PAGE, page_html(cmp, picture, note, decode))
     except OSError as exc:
         raise BadInput(f"cannot write the page into {folder}: {exc.strerror or exc}") from None
     return folder / PAGE

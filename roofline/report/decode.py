@@ -176,18 +176,25 @@ def check_fits(setup: DecodeSetup, roofs: Roofs) -> None:
 
 @dataclass(frozen=True)
 class Predicted:
-    """One batch on one machine: the bound, what binds it, and the prediction (None where arithmetic binds)."""
+    """One batch on one machine: the bound, what binds it, whether it fits the memory (None: unknown), and the
+    prediction (None where arithmetic binds or it does not fit)."""
 
     batch: int
     bound_tokens_per_s: float
     bound: str
     tokens_per_s: float | None
+    fits: bool | None = None
+
+    @property
+    def bound_text(self) -> str:
+        return self.bound if self.fits is not False else f"{self.bound}, does not fit"
 
     def as_dict(self) -> dict[str, object]:
         return {
             "batch": self.batch,
             "bound_tokens_per_s": self.bound_tokens_per_s,
             "bound": self.bound,
+            "fits": self.fits,
             "predicted_tokens_per_s": self.tokens_per_s,
         }
 
@@ -195,12 +202,15 @@ class Predicted:
 def predict(est: DecodeEstimate, roofs: Roofs) -> tuple[Predicted, ...]:
     """Each step's bound and prediction: the bound × the batch-1 GEMV fraction where the bandwidth binds the
     step, as :func:`roofline.measure.engine_decode.hold_engine` predicts a live run (a GEMV's efficiency
-    says nothing of arithmetic: a compute-bound step has none)."""
+    says nothing of arithmetic: a compute-bound step has none), and the batch fits the memory."""
     f = roofs.gemv_fraction
     return tuple(
-        Predicted(st.batch, st.tokens_per_s, st.bound, st.tokens_per_s * f if f and st.bound == "bandwidth" else None)
+        Predicted(
+            st.batch, st.tokens_per_s, st.bound,
+            st.tokens_per_s * f if f and st.bound == "bandwidth" and st.fits is not False else None, st.fits,
+        )
         for st in est.steps
-    )
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -258,12 +268,12 @@ def format_predicted(rows: tuple[Predicted, ...], roofs: Roofs) -> list[str]:
     lines = [
         "",
         f"predicted: the bound × {roofs.gemv_fraction:.3f}, the fraction of its roof this run's batch-1 GEMV "
-        f"(fp32, n={roofs.gemv_n}) reached; none where arithmetic binds",
-        f"{'batch':>6}  {'bound tok/s':>12}  {'bound by':<10} {'predicted tok/s':>16}",
+        f"(fp32, n={roofs.gemv_n}) reached; none where arithmetic binds or the batch does not fit",
+        f"{'batch':>6}  {'bound tok/s':>12}  {'bound by':<24} {'predicted tok/s':>16}",
     ]
     for r in rows:
         predicted = "-" if r.tokens_per_s is None else f"{r.tokens_per_s:,.1f}"
-        lines.append(f"{r.batch:>6}  {r.bound_tokens_per_s:>12,.1f}  {r.bound:<10} {predicted:>16}")
+        lines.append(f"{r.batch:>6}  {r.bound_tokens_per_s:>12,.1f}  {r.bound_text:<24} {predicted:>16}")
     return lines
 
 
