@@ -6,7 +6,12 @@ llama.cpp's AMX path killed the whole asv setup_cache on a Xeon (family 6, model
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +22,9 @@ from roofline.model.llm import custom_model, lookup_model
 from roofline.outcome import Failed
 
 from .fake_engines import CRASH_VARIABLE, CrashingEngine
+from .machine_profiles import PROFILES
 
+ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(layers=1, hidden=64, heads=4, kv_heads=2, head_dim=16, intermediate=128, vocab=256)
 
 
@@ -128,3 +135,91 @@ def test_the_asv_grid_fails_the_crashed_row_with_its_reason_and_measures_the_res
         harness.engine_entry(grid, "Q4_0", 1)
     entry = harness.engine_entry(grid, "F16", 1)
     assert entry["tokens_per_s"] > 0 and entry["kernel_path_code"] == 2.0
+
+
+# ---- the decisions about the engine that read the machine, on every machine profile ------------------
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=str)
+def test_the_default_engine_model_is_dram_sized_or_its_rows_are_flagged(profile, monkeypatch):
+    """The rule asks a step to read ≥ 4× the LLC. The default model (llama-3.2-1b, 4 layers) does on the EPYCs'
+    32 MiB; on the Xeon's 300 MiB it would need 1.26 GB a step in every format, minutes of file writing and
+    prefill a make bench: there its rows are flagged as partly cache-resident instead, in the run's warnings
+    and in the report (docs/engines.md says why)."""
+    from roofline.measure import pools
+    from roofline.model.gguf_layout import step_bytes
+    from roofline.report.cpu import EnginePoint, render_engine_decode
+    from roofline.suite import params
+
+    monkeypatch.delenv("ROOFLINE_ENGINE_MODEL", raising=False)
+    monkeypatch.delenv("ROOFLINE_LLC_BYTES", raising=False)
+    monkeypatch.delenv("ROOFLINE_QUICK", raising=False)
+    shape = params.engine_model()
+    run_says = {f for f in ("F16", "Q8_0", "Q4_0") if step_bytes(shape, f) < pools.escape_bytes(profile.llc_bytes)}
+    report_says = {
+        f
+        for f in ("F16", "Q8_0", "Q4_0")
+        if EnginePoint("llama.cpp", f, 1, 1.0, None, 1.0, None, step_bytes=step_bytes(shape, f)).cache_sized(
+            profile.llc_bytes
+        )
+    }
+    expected = {"xeon-amx": {"F16", "Q8_0", "Q4_0"}}.get(profile.name, set())
+    assert run_says == report_says == expected
+    rows = [EnginePoint("llama.cpp", f, 1, 1.0, None, 1.0, None, step_bytes=step_bytes(shape, f)) for f in expected]
+    assert not expected or render_engine_decode(rows, profile.llc_bytes)[-1].startswith("  * partly cache-resident")
+
+
+SLOW_RUN = """
+import sys
+from roofline.errors import Interrupted
+from roofline.interrupt import signals_raise
+from roofline.measure.engine_worker import Job, Worker, engine_path
+from tests.fake_engines import CrashingEngine
+
+job = Job(engine_path(CrashingEngine), "/nonexistent/x-f16-0.gguf", "F16 batch 1", 256, 1, 4, 1, 4, 1, 10**7, 0)
+try:
+    with signals_raise(), Worker("crashing") as worker:
+        print("started", flush=True)
+        worker.run(job)
+except Interrupted as exc:
+    sys.exit(exc.exit_code)
+"""
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            found |= {int(c) for c in (task / "children").read_text().split()}
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc to find the worker")
+def test_ctrl_c_stops_a_run_in_its_worker_within_5_s_and_the_worker_goes_too():
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_RUN],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
+    )
+    try:
+        assert proc.stdout.readline() == "started\n"
+        deadline = time.monotonic() + 20
+        while not (workers := _children(proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert workers, "no worker started"
+        time.sleep(0.5)  # well inside its ten million steps
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130 and took < 5, (proc.returncode, took, err)
+    assert "Traceback" not in err
+    for pid in workers:
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
