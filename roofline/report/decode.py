@@ -253,7 +253,7 @@ def ask_machines(
             full = DecodeSetup(hardware=r.hardware, **setup)  # type: ignore[arg-type]
             require_fits(full, [1])
             answers[s.machine], roofs[s.machine] = predict(estimate(full, batches), r), r
-            title = f"{full.model.name} {full.dtype}, context {full.context}"
+            title = f"{full.model.name} {full.dtype}, context {full.context}" + (f", {compute} roof" if compute else "")
         except BadInput as exc:
             reasons[s.machine] = str(exc)
     if not answers:
