@@ -323,10 +323,14 @@ def test_the_report_sets_the_dram_roof_and_the_gemm_peaks_beside_their_referees(
     assert c["referee_gbps"] == 24.0 and c["roof_over_referee"] == pytest.approx(c["bandwidth_roof_gbps"] / 24.0)
     assert c["peak_referee_gflops"] == {"float32": 600.0} and c["peak_over_referee"] == {"float32": 0.5}
     text = render_text(rep)
-    assert "read 24.0 GB/s; the DRAM roof is 1.25× it" in text
-    assert "in the run's rounds: float32 600.0 (the GEMM 0.50× it)" in text
+    assert "    DRAM  own     30.0  referee     24.0 GB/s     own ÷ referee 1.25" in text
+    assert "    fp32  own    300.0  referee    600.0 GFLOP/s  own ÷ referee 0.50" in text
+    # below 0.7 of its referee a roof is likely too low, and the roof is the referee's, named
+    assert "the fp32 roof's own kernel (numpy BLAS GEMM) read 0.50× its referee, below 0.7: likely too low" in text
+    assert "    fp32     600.0  likwid-bench peakflops (the referee; numpy BLAS GEMM: 0.50× it)" in text
+    assert rep.hardware.peak("fp32") == 600e9 and rep.hardware.bandwidth == 30e9  # the faster of the two
     bare = build_report(FACTS, ROOFS)
-    assert bare.as_dict()["ceilings"]["referee_gbps"] is None and "referee:" not in render_text(bare)
+    assert bare.as_dict()["ceilings"]["referee_gbps"] is None and "referees (" not in render_text(bare)
 
 
 def test_a_report_from_asv_results_holds_each_point_to_its_recorded_level(tmp_path):
@@ -407,7 +411,7 @@ def test_a_roof_below_its_referee_becomes_the_referees_figure_with_its_name():
     l2 = LevelRoof("L2", 4 << 20, 230.0, "load (numba 0.61, 256-bit vectors)")
     got = refereed_levels((l1, l2), {"L1": 445.5, "L2": 215.3, "L3": 46.9}, "likwid-bench load_avx512")
     assert got[0].gbps == 445.5 and got[0].bytes == 98304
-    assert got[0].kernel == "likwid-bench load_avx512 (the referee; load (numba 0.61, 256-bit vectors) read 0.37× it)"
+    assert got[0].kernel == "likwid-bench load_avx512 (the referee; load (numba 0.61, 256-bit vectors): 0.37× it)"
     assert got[1] == l2  # the run's own kernel was faster: its roof stands
     r = Refereed("L1", 165.3, "load", 445.5, "likwid-bench load_avx512")
     assert r.figure == 445.5 and r.too_low and r.ratio == pytest.approx(0.371, abs=1e-3)

@@ -51,7 +51,7 @@ class Refereed:
     def kernel(self) -> str:
         if self.own >= self.referee:
             return self.own_kernel
-        return f"{self.referee_kernel} (the referee; {self.own_kernel} read {self.ratio:.2f}× it)"
+        return f"{self.referee_kernel} (the referee; {self.own_kernel}: {self.ratio:.2f}× it)"
 
     @property
     def too_low(self) -> bool:

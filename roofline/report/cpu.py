@@ -37,7 +37,17 @@ from ..model.contention import Conditions
 from ..model.decode import bound_fraction, size_text
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import H100, Hardware
-from ..model.hierarchy import DRAM, MEASUREMENT_ERROR, ComputeRoof, Hierarchy, LevelRoof, OwnRoof
+from ..model.hierarchy import (
+    DRAM,
+    LIKELY_TOO_LOW,
+    MEASUREMENT_ERROR,
+    ComputeRoof,
+    Hierarchy,
+    LevelRoof,
+    OwnRoof,
+    Refereed,
+    refereed_levels,
+)
 from ..model.knee import Knee, fit_knee
 from ..model.regimes import overhead_bound_n
 
@@ -199,6 +209,10 @@ class EnginePoint:
         }
 
 
+#: The referees' kernels as the report names them (likwid-bench picks the widest ISA of the machine that ran it).
+LOAD_REFEREE = "likwid-bench load"
+PEAK_REFEREE = "likwid-bench peakflops"
+
 #: The level of a cache-resident point where the report knows no cache sizes (asv results without
 #: ``llc_bytes``): it was sized to fit the last-level cache, whose roof was not measured.
 UNKNOWN_CACHE = "LLC"
@@ -212,7 +226,9 @@ class Roofs:
     ``spreads``: the median's confidence interval, high ÷ low, per kernel, where it was measured live.
     ``referee``: likwid-bench's load kernel (B/s) at DRAM, and ``peak_referees`` its FMA peak (FLOP/s)
     per numpy dtype, timed after each round of the run's ceilings, where the run had them (asv
-    ``ceilings.BandwidthReferee``, ``ceilings.PeakReferee``).
+    ``ceilings.BandwidthReferee``, ``ceilings.PeakReferee``); ``level_referees``: its load kernel (B/s)
+    inside each cache level. Each roof is the faster of its own figure and its referee's
+    (:class:`~roofline.model.hierarchy.Refereed`).
     """
 
     bandwidth: Mapping[str, float]
@@ -220,6 +236,22 @@ class Roofs:
     spreads: Mapping[str, float] = field(default_factory=dict)
     referee: float | None = None
     peak_referees: Mapping[str, float] = field(default_factory=dict)
+    level_referees: Mapping[str, float] = field(default_factory=dict)
+
+    def refereed(self) -> list[Refereed]:
+        """The DRAM roof and each GEMM peak beside its referee (GB/s, GFLOP/s), where the run had one."""
+        out = []
+        if self.roof and self.referee:
+            out.append(Refereed(DRAM, self.roof / 1e9, f"STREAM {self.kernel}", self.referee / 1e9, LOAD_REFEREE))
+        for d, p in self.peak_referees.items():
+            if self.peaks.get(d):
+                out.append(Refereed(by_numpy(d).name, self.peaks[d] / 1e9, "numpy BLAS GEMM", p / 1e9, PEAK_REFEREE))
+        return out
+
+    def best(self) -> tuple[float | None, dict[str, float]]:
+        """The bandwidth roof and the peaks (B/s, FLOP/s by numpy dtype), each the faster of it and its referee."""
+        roof = max(self.roof, self.referee or 0.0) if self.roof else None
+        return roof, {d: max(p, self.peak_referees.get(d) or 0.0) for d, p in self.peaks.items()}
 
     @property
     def kernel(self) -> str | None:
@@ -312,8 +344,31 @@ class Report:
         """This machine as measured: the bandwidth roof and every GEMM peak (None without both)."""
         if self.roofs is None or not self.roofs.roof or not self.roofs.peaks:
             return None
+        roof, best = self.roofs.best()
+        peaks = {by_numpy(d).name: p for d, p in best.items()}
+        return Hardware(str(self.facts.get("host") or "this machine"), peaks, roof or 0.0, source="measured")
+
+    @property
+    def own_hardware(self) -> Hardware | None:
+        """This machine as the run's own kernels measured it, no referee: the STREAM roof and the GEMM peaks,
+        which the predicted crossover divides (as asv records it and ``roofline compare`` computes it)."""
+        if self.roofs is None or not self.roofs.roof or not self.roofs.peaks:
+            return None
         peaks = {by_numpy(d).name: p for d, p in self.roofs.peaks.items()}
         return Hardware(str(self.facts.get("host") or "this machine"), peaks, self.roofs.roof, source="measured")
+
+    @property
+    def refereed(self) -> list[Refereed]:
+        """Every roof beside its referee in the same run: the cache levels' sweep, DRAM, the GEMM peaks."""
+        if self.roofs is None:
+            return []
+        h, refs = self.hierarchy or Hierarchy(), self.roofs.level_referees
+        levels = [
+            Refereed(r.level, r.gbps, r.kernel, refs[r.level] / 1e9, LOAD_REFEREE)
+            for r in h.levels
+            if r.level != DRAM and refs.get(r.level)
+        ]
+        return levels + self.roofs.refereed()
 
     @cached_property
     def roofs_by_level(self) -> Hierarchy:
@@ -326,14 +381,23 @@ class Report:
         h = self.hierarchy or Hierarchy()
         levels, compute = list(h.levels), list(h.compute)
         roofs, swept = self.roofs, h.level(DRAM)
+        refereed = {r.roof: r for r in self.refereed}
         if roofs is not None and roofs.roof and (swept is None or roofs.kernel == CEILING_KERNEL):
             ram = self.facts.get("ram_bytes")
             size = swept.bytes if swept is not None else ram if isinstance(ram, int) else None
             levels = [r for r in levels if r.level != DRAM]
-            levels.append(LevelRoof(DRAM, size, roofs.roof / 1e9, f"STREAM {roofs.kernel}"))
+            dram = refereed.get(DRAM)
+            gbps, kernel = (dram.figure, dram.kernel) if dram else (roofs.roof / 1e9, f"STREAM {roofs.kernel}")
+            levels.append(LevelRoof(DRAM, size, gbps, kernel))
+        if roofs is not None:  # the caches' (DRAM's is above, beside the STREAM roof)
+            caches_refs = {k: v / 1e9 for k, v in roofs.level_referees.items() if k != DRAM}
+            levels = list(refereed_levels(tuple(levels), caches_refs, LOAD_REFEREE))
         for d, peak in self.roofs.peaks.items() if self.roofs is not None else ():
-            if h.compute_roof(by_numpy(d).name) is None:
-                compute.append(ComputeRoof(by_numpy(d).name, peak / 1e9, "numpy BLAS (fastest GEMM)"))
+            name = by_numpy(d).name
+            if h.compute_roof(name) is None:
+                r = refereed.get(name)
+                gflops, kernel = (r.figure, r.kernel) if r else (peak / 1e9, "numpy BLAS (fastest GEMM)")
+                compute.append(ComputeRoof(name, gflops, kernel))
         caches = h.caches
         llc = self.facts.get("llc_bytes")
         if not caches and isinstance(llc, int) and llc > 0:  # from results: the LLC alone is known
@@ -370,7 +434,7 @@ class Report:
         cross: dict[str, object] = {
             "dtype": self.dtype,
             "bytes_per_param": d.bytes,
-            "predicted_batch": self.predicted_crossover(self.hardware),
+            "predicted_batch": self.predicted_crossover(self.own_hardware),
         }
         if self.sweep:
             cross["sweep_n"] = self.sweep_n
@@ -530,6 +594,24 @@ def render_roofs(h: Hierarchy) -> list[str]:
     return out
 
 
+def render_referees(refereed: Sequence[Refereed]) -> list[str]:
+    """Each roof's own figure ÷ its referee's (likwid-bench in the run's rounds, its fastest run alone on the
+    cores), and a line for each below :data:`~roofline.model.hierarchy.LIKELY_TOO_LOW`."""
+    if not refereed:
+        return []
+    out = ["  referees (likwid-bench in the run's rounds; each roof is the faster of its own kernel and its referee):"]
+    for r in refereed:
+        unit = "GB/s" if r.roof.startswith("L") or r.roof == DRAM else "GFLOP/s"
+        out.append(f"    {r.roof:<5} own {r.own:8.1f}  referee {r.referee:8.1f} {unit:<7}  own ÷ referee {r.ratio:.2f}")
+    for r in refereed:
+        if r.too_low:
+            out.append(
+                f"  the {r.roof} roof's own kernel ({r.own_kernel}) read {r.ratio:.2f}× its referee, below "
+                f"{LIKELY_TOO_LOW}: likely too low; the roof is the referee's {r.referee:.1f}"
+            )
+    return out
+
+
 def render_text(report: Report) -> str:
     """The report as the lab would print it, then this machine's figures."""
     lab = lab_section()
@@ -553,20 +635,9 @@ def render_text(report: Report) -> str:
         kernel = c["bandwidth_kernel"]
         when = "" if kernel == CEILING_KERNEL else " without a sweep"  # add: a sweep's read-only plateau first
         out.append(f"  STREAM bandwidth (GB/s): {bws}; the DRAM roof{when} is {kernel}")
-        if c["referee_gbps"]:
-            line = "  referee: likwid-bench's load kernel, in the run's rounds, read "
-            line += f"{c['referee_gbps']:.1f} GB/s"
-            if c["roof_over_referee"]:
-                line += f"; the DRAM roof is {c['roof_over_referee']:.2f}× it"
-            out.append(line)
         peaks = ", ".join(f"{d} {v:.1f}" for d, v in c["peak_gflops"].items())
         out.append(f"  GEMM peak (GFLOP/s; square, or a decode point's shape where faster): {peaks}")
-        if c["peak_over_referee"]:
-            fma = ", ".join(
-                f"{d} {c['peak_referee_gflops'][d]:.1f} (the GEMM {r:.2f}× it)"
-                for d, r in c["peak_over_referee"].items()
-            )
-            out.append(f"  referee: likwid-bench's FMA peak (GFLOP/s, on registers), in the run's rounds: {fma}")
+        out += render_referees(report.refereed)
         ridges = ", ".join(f"{d} {v:.1f}" for d, v in c["ridge_flop_per_byte"].items())
         out.append(f"  ridge point (FLOP/byte): {ridges}")
     out += render_roofs(report.roofs_by_level)

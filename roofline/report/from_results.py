@@ -204,13 +204,14 @@ def report_from_results(
     peaks = {p["dtype"]: v * 1e9 for p, v in run.points(PEAK_CEILING) if v and "dtype" in p}
     referee = run.value(BANDWIDTH_REFEREE, level=DRAM)
     peak_referees = {p["dtype"]: v * 1e9 for p, v in run.points(PEAK_REFEREE) if v and "dtype" in p}
+    level_referees = {p["level"]: v * 1e9 for p, v in run.points(BANDWIDTH_REFEREE) if v and "level" in p}
     single, amortized = (run.value(OVERHEAD.format(k), backend="numpy") for k in ("single", "amortized"))
     facts = facts_from_machine(m.info, name)
     decode = _decode_points(run, DECODE_CLASSES["DRAM"], "dram")
     cache = _decode_points(run, DECODE_CLASSES["cache-resident"], "cache")
     return build_report(
         facts,
-        Roofs(bandwidth, peaks, referee=referee * 1e9 if referee else None, peak_referees=peak_referees)
+        Roofs(bandwidth, peaks, {}, referee * 1e9 if referee else None, peak_referees, level_referees)
         if bandwidth or peaks
         else None,
         decode=decode,

@@ -167,7 +167,8 @@ class RunState:
 
     @property
     def predicted_crossover(self) -> float | None:
-        hw = self.hardware
+        """The crossover batch from the run's own ceilings, no referee (as ``roofline compare`` computes it)."""
+        hw = roofs(self.bandwidth_gbps, self.peak_gflops)
         return crossover_batch(hw, SUITE.bytes, SUITE.name) if hw is not None else None
 
 
