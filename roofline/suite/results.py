@@ -24,7 +24,7 @@ API::
     run.envs["virtualenv-py3.11"]             # EnvRun: one environment's file alone, with asv's
                                               # statistics and raw samples (--record-samples)
     run.recorded, run.versions                # every value whatever its version, and that version
-    combine([read_results(a), read_results(b)])   # several folders as one (BadInput on a conflict)
+    combine([read_results(a), read_results(b)])   # several folders as one (BadInput on conflicting values)
 
 The layout read: ``<dir>/benchmarks.json`` (name → type, unit, params, param_names, version),
 ``<dir>/<machine>/machine.json`` and ``<dir>/<machine>/<hash8>-<env>.json``, whose
@@ -523,7 +523,9 @@ def combine(parts: Sequence[Results]) -> Results:
     The reference suite (:attr:`Results.benchmarks`) holds each benchmark's definition of the version
     recorded latest, as ``roofline merge`` keeps it (the first folder's on a tie). A machine in several
     folders is one machine where its identity keys (arch, cpu, cores, memory) agree, and one commit of
-    it one run where every value both hold is equal; BadInput otherwise, naming the first difference.
+    it one run where every value both hold is equal (BadInput otherwise, naming the first difference).
+    Machines that share a name but not an identity (two VMs of one CPU model: results are filed under what
+    a machine is) stand side by side, the later one named ``name [its folder]``, with a warning.
     """
     if len(parts) == 1:
         return parts[0]
@@ -547,12 +549,14 @@ def combine(parts: Sequence[Results]) -> Results:
                 continue
             a, b = _identity(have.info), _identity(m.info)
             differ = [k for k in a.keys() & b.keys() if a[k] != b[k]]
-            if differ:
-                k = differ[0]
-                raise BadInput(
-                    f"conflict: machine {name} has {k} {a[k]!r} in {found[name]} but {b[k]!r} in {r.path}: "
-                    "two different machines under one name"
+            if differ:  # two machines of one model (a gallery name): side by side, the later one labelled
+                k, label = differ[0], f"{name} [{r.path}]"
+                out.warnings.append(
+                    f"two machines are named {name}: {k} {a[k]!r} in {found[name]}, {b[k]!r} in {r.path}; the one "
+                    f"in {r.path} is shown as {label!r}"
                 )
+                out.machines[label], found[label] = MachineResults(label, dict(m.info), dict(m.runs)), r.path
+                continue
             for commit, run in m.runs.items():
                 old = have.runs.get(commit)
                 have.runs[commit] = run if old is None else _join_runs(old, run, str(r.path))
