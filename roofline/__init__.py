@@ -6,7 +6,7 @@ from a later one (tests/test_layers.py reads this table; the README points here)
     errors, outcome, units, host, files, interrupt  errors and input checks, a part's outcome, numbers for
                                                     people, this machine, atomic writes, stopping on a signal
     model      pure, no clock: dtypes, hardware, arithmetic (the roofline formula), catalogue, llm, decode,
-               knee, regimes, guards, intervals, plateaus, hierarchy, contention
+               knee, regimes, guards, intervals, plateaus, hierarchy, contention, microarch (the cores' limits)
     measure    allocates, runs and times: pools, numpy and torch steps, timing, ceilings, sweep, overhead,
                levels, compute, likwid (the referee), roofs, a real model decoded
     suite      the asv side: params, harness (what benchmarks call), run, names, preflight, machine file,

@@ -49,6 +49,7 @@ from ..model.hierarchy import (
     refereed_levels,
 )
 from ..model.knee import Knee, fit_knee
+from ..model.microarch import MICROARCH, TSC, Clock, limits
 from ..model.regimes import overhead_bound_n
 
 SCHEMA = "roofline.report/1"
@@ -370,6 +371,36 @@ class Report:
         ]
         return levels + self.roofs.refereed()
 
+    @property
+    def clock(self) -> Clock | None:
+        """The clock the machine's facts give (``cpu_clock``: the TSC's or the nominal one), None where not known."""
+        return Clock.parse(self.facts.get("cpu_clock"))
+
+    @property
+    def limits(self) -> list[tuple[str, float, float]]:
+        """Each roof that has a physical limit here: (roof, its figure, the limit), GB/s or GFLOP/s; [] where the
+        facts do not say the core (``cpu_core``, one of :data:`~roofline.model.microarch.MICROARCH`) or the clock."""
+        cores, clock = self.facts.get("num_cpu"), self.clock
+        if clock is None or not isinstance(cores, int):
+            return []
+        h = self.roofs_by_level
+        figures = {r.level: r.gbps for r in h.levels} | {c.dtype: c.gflops for c in h.compute}
+        most = limits(str(self.facts.get("cpu_core") or ""), cores, clock.ghz)
+        return [(roof, figures[roof], limit) for roof, limit in most.items() if figures.get(roof)]
+
+    def limits_dict(self) -> dict[str, object] | None:
+        """:attr:`limits` with the core and the clock, for the JSON; None where there are none."""
+        if not (rows := self.limits) or (clock := self.clock) is None:
+            return None
+        return {
+            "core": MICROARCH[str(self.facts["cpu_core"])].name,
+            "cores": self.facts.get("num_cpu"),
+            "clock_ghz": clock.ghz,
+            "clock_source": clock.source,
+            "source": MICROARCH[str(self.facts["cpu_core"])].source,
+            "roofs": [{"roof": r, "figure": f, "limit": m, "roof_over_limit": f / m} for r, f, m in rows],
+        }
+
     @cached_property
     def roofs_by_level(self) -> Hierarchy:
         """The measured hierarchy, completed by the STREAM DRAM roof and the GEMM peaks where it lacks them.
@@ -463,6 +494,7 @@ class Report:
 
     def as_dict(self) -> dict[str, object]:
         """The ``roofline.report/1`` JSON object."""
+        limits = {"physical_limits": d} if (d := self.limits_dict()) else {}
         return {
             "schema": SCHEMA,
             "source": self.source,
@@ -480,6 +512,7 @@ class Report:
             "compute_roofs_skipped": dict(self.roofs_by_level.skipped),
             "read_write_roofs": [r.as_dict() for r in self.roofs_by_level.read_write],
             "model_decode": [m.as_dict() for m in self.model_decode],
+            **limits,
         } | ({"engine_decode": [e.as_dict() for e in self.engine_decode]} if self.engine_decode else {})
 
 
@@ -612,6 +645,26 @@ def render_referees(refereed: Sequence[Refereed]) -> list[str]:
     return out
 
 
+def render_limits(report: Report) -> list[str]:
+    """Each roof ÷ the most its cores can do at the machine's clock (:mod:`roofline.model.microarch`); nothing where
+    the core or the clock is not known."""
+    if (d := report.limits_dict()) is None:
+        return []
+    clock = "the TSC's" if d["clock_source"] == TSC else "the nominal clock of the model name"
+    out = [
+        f"  physical limits ({d['cores']} {d['core']} cores at {d['clock_ghz']:.2f} GHz, {clock}; above 1: the cores "
+        "ran faster than that clock):"
+    ]
+    for r in d["roofs"]:  # type: ignore[union-attr]
+        unit = "GB/s" if r["roof"].startswith("L") or r["roof"] == DRAM else "GFLOP/s"
+        out.append(
+            f"    {r['roof']:<5} roof {r['figure']:8.1f}  limit {r['limit']:8.1f} {unit:<7}  roof ÷ limit "
+            f"{r['roof_over_limit']:.2f}"
+        )
+    out.append(f"    (limits: {d['source']})")
+    return out
+
+
 def render_text(report: Report) -> str:
     """The report as the lab would print it, then this machine's figures."""
     lab = lab_section()
@@ -641,6 +694,7 @@ def render_text(report: Report) -> str:
         ridges = ", ".join(f"{d} {v:.1f}" for d, v in c["ridge_flop_per_byte"].items())
         out.append(f"  ridge point (FLOP/byte): {ridges}")
     out += render_roofs(report.roofs_by_level)
+    out += render_limits(report)
     o = report.overhead()
     if o:
         line = f"  overhead roof: a tiny step costs {1e6 * o['amortized_seconds']:.1f} µs back to back"
@@ -776,10 +830,12 @@ def measure_report(
 
     ``progress``: a bar for the run's turns, made as ``progress(total=...)`` (tqdm's interface); the caller shows it.
     """
+    from ..suite.machine_file import cpu_facts
     from ..suite.run import measure_run
     from .from_run import report_from_run
 
     chosen = {"ROOFLINE_N": tuple(sizes), "ROOFLINE_CACHE_N": tuple(cache_sizes), "ROOFLINE_BATCH": tuple(batches)}
     state = measure_run(chosen, chosen=chosen, sweep=(sweep_n, tuple(sweep_batches)), progress=progress)
     overhead = measure_overhead("numpy", SUITE.name)
-    return report_from_run(state, host_facts(), (overhead.amortized_seconds, overhead.single_call_seconds))
+    facts = {**host_facts(), **cpu_facts()}
+    return report_from_run(state, facts, (overhead.amortized_seconds, overhead.single_call_seconds))

@@ -148,7 +148,7 @@ def hierarchy_from_run(run: Run) -> Hierarchy | None:
 def facts_from_machine(info: dict[str, object], name: str) -> dict[str, object]:
     """The report's machine section from asv's machine.json (asv's keys and roofline's)."""
     facts: dict[str, object] = {"host": name}
-    for key in ("cpu", "arch", "os", "blas", "gpu", "llc_source"):
+    for key in ("cpu", "arch", "os", "blas", "gpu", "llc_source", "cpu_core", "cpu_clock"):
         if info.get(key) not in (None, ""):
             facts[key] = info[key]
     if info.get("device") not in (None, "", "none"):  # `roofline machine` records the catalogue match as "device"

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import BadInput
+from ..model.microarch import amd_core, core_of, intel_core  # noqa: F401  (the cores by family and model: one table)
 from .merge import BENCHMARKS_FILE, MACHINE_FILE, MergePlan, merge
 from .results import read_results
 
@@ -42,51 +43,7 @@ SIZING = (
     "ROOFLINE_WITHOUT",
 )
 
-#: AMD families 0x17-0x1A: (family, first model, last model) → the core the model name of a VM omits
-#: (AMD's revision guides; 23/1 is Naples, 25/1 Milan, 25/17 Genoa).
-AMD_CORES = (
-    (23, 0x08, 0x08, "zen+"),
-    (23, 0x18, 0x18, "zen+"),
-    (23, 0x00, 0x2F, "zen1"),
-    (23, 0x30, 0xFF, "zen2"),
-    (25, 0x10, 0x1F, "zen4"),
-    (25, 0x60, 0x7F, "zen4"),
-    (25, 0xA0, 0xAF, "zen4c"),
-    (25, 0x00, 0xFF, "zen3"),
-    (26, 0x00, 0xFF, "zen5"),
-)
-#: Intel family 6 server cores: model → the core a VM's model name ('Intel(R) Xeon(R) Processor') omits (Intel's
-#: DisplayFamily_DisplayModel table, SDM vol. 4 table 2-1, and Linux's arch/x86/include/asm/intel-family.h:
-#: 0x55 SKYLAKE_X, 0x6A ICELAKE_X, 0x8F SAPPHIRERAPIDS_X, 0xCF EMERALDRAPIDS_X, 0xAD GRANITERAPIDS_X).
-INTEL_SERVER_CORES = {85: "skylake-sp", 106: "ice-lake-sp", 143: "sapphire-rapids", 207: "emerald-rapids",
-                      173: "granite-rapids"}  # fmt: skip
-#: Model 85 is three cores; the flag each added tells them apart, as GCC's and LLVM's ``-march=native`` do
-#: (libgcc's cpuinfo.h, LLVM's Host.cpp): avx512_bf16 Cooper Lake, else avx512_vnni Cascade Lake, else Skylake-SP.
-#: (Steppings alone do not: Cascade Lake is 5-7, Cooper Lake 10-11.)
-MODEL_85_BY_FLAG = (("avx512_bf16", "cooper-lake"), ("avx512_vnni", "cascade-lake"))
 _NOISE = re.compile(r"\(r\)|\(tm\)|\bcpu\b|\bprocessor\b|@.*$|\b\d+-core\b|\bwith .*$|\bamd\b|\bintel\b|\bcore\b")
-
-
-def amd_core(signature: Mapping[str, object]) -> str | None:
-    """The Zen generation of an AMD CPU from its family and model numbers; None for others."""
-    if signature.get("vendor") != "AuthenticAMD":
-        return None
-    family, model = signature.get("cpu family"), signature.get("model")
-    for fam, first, last, core in AMD_CORES:
-        if family == fam and isinstance(model, int) and first <= model <= last:
-            return core
-    return None
-
-
-def intel_core(signature: Mapping[str, object], flags: frozenset[str] = frozenset()) -> str | None:
-    """The Xeon server core of an Intel CPU from its family and model numbers (and, for model 85, its
-    flags); None for others."""
-    if signature.get("vendor") != "GenuineIntel" or signature.get("cpu family") != 6:
-        return None
-    core = INTEL_SERVER_CORES.get(signature.get("model"))  # type: ignore[arg-type]
-    if core == "skylake-sp":
-        core = next((name for flag, name in MODEL_85_BY_FLAG if flag in flags), core)
-    return core
 
 
 def gallery_name(
@@ -101,7 +58,7 @@ def gallery_name(
     (family 23, model 1) VM with 2 cores and an 8 MiB L3; 'xeon-emerald-rapids-2core-300mib-l3' for an
     'Intel(R) Xeon(R) Processor' of family 6, model 207."""
     words = re.sub(r"[^a-z0-9+]+", "-", _NOISE.sub(" ", cpu.lower())).strip("-") or "cpu"
-    core = amd_core(signature or {}) or intel_core(signature or {}, flags)
+    core = core_of(signature or {}, flags)
     parts = [words] + ([core] if core and f"-{core}-" not in f"-{words}-" else [])
     if cores:
         parts.append(f"{cores}core")

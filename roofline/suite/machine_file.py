@@ -30,11 +30,12 @@ from pathlib import Path
 from ..errors import BadInput
 from ..files import atomic_write
 from ..model.catalogue import match_host, parse_figure
+from ..model.microarch import clock_of, core_of
 
 #: asv's own keys (``asv machine``).
 ASV_KEYS = ("machine", "os", "arch", "cpu", "num_cpu", "ram")
 #: roofline's keys: stable facts of the machine.
-STABLE_KEYS = ("blas", "blas_threads", "gpu", "llc_bytes")
+STABLE_KEYS = ("blas", "blas_threads", "gpu", "llc_bytes", "cpu_core", "cpu_clock")
 #: The keys that say which machine a result is from: a migration fills a missing stable key in only where these agree.
 IDENTITY_KEYS = ("arch", "cpu", "num_cpu", "ram")
 #: Measured figures that earlier versions kept as keys, with their units (read back from old results only).
@@ -116,14 +117,31 @@ def machine_keys(name: str, host: Mapping[str, object], gpu: Mapping[str, object
         "blas_threads": str(host.get("blas_threads") or "unknown"),
         "gpu": str(gpu.get("name")) if gpu and gpu.get("name") else "none",
         "llc_bytes": str(host.get("llc_bytes") or ""),
+        "cpu_core": str(host.get("cpu_core") or ""),
+        "cpu_clock": str(host.get("cpu_clock") or ""),
+    }
+
+
+def cpu_facts(cpuinfo: str | None = None) -> dict[str, str]:
+    """This CPU's core and clock as the machine keys hold them ('' where not known): ``cpu_core`` from its family and
+    model numbers, ``cpu_clock`` the TSC's or else the nominal one ('2.10 GHz (TSC)'), from ``cpuinfo`` (Linux's
+    /proc/cpuinfo where None)."""
+    from .. import host
+
+    text = cpuinfo if cpuinfo is not None else host._cpuinfo(None)
+    clock = clock_of(text)
+    return {
+        "cpu_core": core_of(host.cpu_signature(text), host.cpu_flags(text)) or "",
+        "cpu_clock": clock.key if clock is not None else "",
     }
 
 
 def this_host() -> dict[str, object]:
-    """:func:`roofline.host.host_facts` with the LLC the OS reports, whatever ``ROOFLINE_LLC_BYTES`` says."""
+    """:func:`roofline.host.host_facts` with the LLC the OS reports, whatever ``ROOFLINE_LLC_BYTES`` says, and the
+    CPU's core and clock (:func:`cpu_facts`)."""
     from ..host import host_facts, llc_bytes
 
-    return {**host_facts(), "llc_bytes": llc_bytes(use_override=False)[0]}
+    return {**host_facts(), "llc_bytes": llc_bytes(use_override=False)[0], **cpu_facts()}
 
 
 def read_machine_file(path: Path) -> dict[str, object]:
