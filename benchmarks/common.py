@@ -39,7 +39,7 @@ GRID = {
     "ROOFLINE_GPU_BATCH": (1, 8, 64, 128, 192, 256, 512, 4096),
     "ROOFLINE_GPU_DTYPES": ("fp32", "tf32", "bf16", "fp16", "fp8"),
     "ROOFLINE_MODEL_BATCH": (1, 8, 64),
-    "ROOFLINE_ENGINE_BATCH": (1, 8),
+    "ROOFLINE_ENGINE_BATCH": (1, 2, 4, 8, 16, 32, 64),
 }
 
 

@@ -13,7 +13,7 @@ from .common import Absent, Benchmark, measured, suite
 class LlamaCppDecode(Benchmark):
     """llama.cpp decoding a random-weight Llama GGUF per format and batch, against its bound and prediction."""
 
-    params = (["F16", "Q8_0", "Q4_0"], [1, 8])
+    params = (["F16", "Q8_0", "Q4_0"], [1, 2, 4, 8, 16, 32, 64])
     param_names = ("format", "batch")
 
     def setup_cache(self):
@@ -35,6 +35,13 @@ class LlamaCppDecode(Benchmark):
         return suite.grid_value(self.entry, "tokens_per_s")
 
     track_tokens_per_s.unit = "tokens/s"
+
+    def per_format(self, field, batch):
+        """A figure of the format, not the batch (kept at batch 1): asv skips it at the other batches."""
+        try:
+            return suite.format_value(self.entry, field, batch)
+        except NotImplementedError as exc:
+            raise Absent(str(exc)) from None
 
     def track_counter_tokens_per_s(self, grid, fmt, batch):
         return self.optional("counter_tokens_per_s")
@@ -67,3 +74,27 @@ class LlamaCppDecode(Benchmark):
         return suite.grid_value(self.entry, "bound_bytes")
 
     track_step_bytes.unit = "bytes"
+
+    def track_effective_bandwidth(self, grid, fmt, batch):
+        """The bytes a step reads ÷ its time (llama-bench's missing column)."""
+        return suite.grid_value(self.entry, "effective_gbps")
+
+    track_effective_bandwidth.unit = "GB/s"
+
+    def track_engine_roof(self, grid, fmt, batch):
+        """The format's own arithmetic rate, its prompt processed in one call: a format's figure, kept at batch 1."""
+        return self.per_format("engine_roof_gflops", batch)
+
+    track_engine_roof.unit = "GFLOP/s"
+
+    def track_predicted_crossover_batch(self, grid, fmt, batch):
+        """Where the format's decode turns compute-bound by its two roofs: a format's figure, kept at batch 1."""
+        return self.per_format("predicted_crossover", batch)
+
+    track_predicted_crossover_batch.unit = "batch"
+
+    def track_observed_crossover_batch(self, grid, fmt, batch):
+        """The knee of the format's measured batches: a format's figure, kept at batch 1."""
+        return self.per_format("observed_crossover", batch)
+
+    track_observed_crossover_batch.unit = "batch"

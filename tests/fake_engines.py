@@ -48,6 +48,10 @@ class CrashingSession(EngineSession):
         self.tokens += len(tokens)
         return np.ones(len(tokens), dtype=int)
 
+    def process(self, prompt: np.ndarray) -> None:
+        _crash(self.fmt, "decoding", self.extra)
+        time.sleep(1e-4 * len(prompt) / 64)
+
     def rewind(self, position: int) -> None:
         pass
 

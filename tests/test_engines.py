@@ -228,14 +228,20 @@ def test_every_format_is_measured_and_held_to_its_bound(cache):
     rows = hold_engine(run)
     assert len(rows) == 6 and all(r.fraction > 0 for r in rows)
     assert run.warnings  # a file of kB is no DRAM-bound case, and the run says so
+    bw, overhead = run.hardware.bandwidth, run.overhead.median
+    assert 0 < overhead < min(r.measured.step_s for r in rows) * 10
     for r in rows:
         assert r.bound.weight_bytes == pytest.approx(step_bytes(tiny(), r.format), rel=0.05)
-        if r.format != "F16":  # int8 arithmetic: bounded by its bytes alone
-            assert r.bound_kind == "bandwidth (no int8 roof)" and r.bound_s == r.bound.memory_s
-        if r.batch == 1 and r.bound_kind.startswith("bandwidth"):
-            assert r.predicted_tokens_per_s == pytest.approx(r.bound_tokens_per_s * run.gemv_fraction)
-        else:
-            assert r.predicted_tokens_per_s is None
+        peak = run.engine_peak(r.format)  # each format's own prompt rate, int8 formats included
+        assert peak > 0 and r.roofs.engine_peak == peak
+        memory, compute = r.nbytes / bw, r.bound.flops / peak
+        assert r.bound_s == max(memory, compute)
+        assert r.batch / r.predicted_tokens_per_s == pytest.approx(memory / run.gemv_fraction + compute + overhead)
+        assert r.as_dict()["effective_gbps"] == pytest.approx(r.nbytes / r.measured.step_s / 1e9)
+    from roofline.measure.engine_decode import crossovers
+
+    for c in crossovers(rows):  # two batches: predicted, never observed
+        assert c.predicted > 0 and c.observed is None
 
 
 @needs_engine

@@ -58,7 +58,7 @@ def test_a_quick_look_shrinks_every_class_and_a_variable_set_wins(monkeypatch):
     for name in (*params.QUICK, params.QUICK_VARIABLE):
         monkeypatch.delenv(name, raising=False)
     full = (params.sizes(), params.backend_sizes(), params.model_batches(), params.engine_batches(), params.sweep_n())
-    assert full == ((2048, 8192), (2048,), (1, 8, 64), (1, 8), 4096) and params.gemm_n() is None
+    assert full == ((2048, 8192), (2048,), (1, 8, 64), (1, 2, 4, 8, 16, 32, 64), 4096) and params.gemm_n() is None
     models = (params.model_decode(), params.engine_model())
     monkeypatch.setenv(params.QUICK_VARIABLE, "1")
     assert (params.sizes(), params.batches(), params.cache_sizes()) == ((1024,), (1, 64), (1024,))

@@ -202,3 +202,29 @@ def test_reference_on_the_command_line(tmp_path, capsys):
     assert main([*plot, "--reference", "no-such-gpu"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no-such-gpu" in err
+
+
+def test_each_engine_format_sits_under_its_own_roof_at_its_own_intensity():
+    """Issue 55: a format's rows at 2·batch ÷ bytes per weight, under the roof its prompt measured."""
+    import dataclasses
+
+    import matplotlib.pyplot as plt
+
+    from roofline.report.cpu import EnginePoint
+
+    rows = [
+        EnginePoint("llama.cpp", "Q4_0", b, 40.0 * b, None, 50.0 * b, None, effective_gbps=gbps, engine_roof=120.0)
+        for b, gbps in ((1, 25.0), (8, 20.0), (64, 3.0))
+    ]
+    report = dataclasses.replace(epyc_report(), engine_decode=tuple(rows))
+    fig = draw_report([report])
+    try:
+        shown = labels(fig)
+        assert shown.count("llama.cpp Q4_0 120 GFLOP/s") == 1, shown
+        (line,) = [ln for ln in fig.axes[0].get_lines() if ln.get_label() == "llama.cpp Q4_0"]
+        assert list(line.get_xdata()) == pytest.approx([2 / 0.5625, 16 / 0.5625, 128 / 0.5625])
+        rates = zip(line.get_xdata(), (25, 20, 3), strict=True)
+        assert list(line.get_ydata()) == pytest.approx([x * g * 1e9 for x, g in rates])
+        assert overlaps(fig) == []
+    finally:
+        plt.close(fig)

@@ -25,9 +25,11 @@ from ..errors import BadInput, KernelMismatch, positive_int
 from ..host import blas_threads, cpu_count, total_memory_bytes
 from ..model.arithmetic import gemm_intensity, roofline_fraction
 from ..model.decode import DecodeSetup, Step, beats_bound, bound_fraction, size_text, step
+from ..model.engine_bound import EngineRoofs, prompt_flops
 from ..model.gguf_layout import GGUF_FORMATS, gguf_format, step_bytes
 from ..model.hardware import Hardware
-from ..model.llm import ModelShape
+from ..model.knee import fit_knee
+from ..model.llm import ModelShape, custom_model
 from ..outcome import Failed, Skipped
 from .ceilings import CeilingRounds, Ceilings
 from .engine_worker import Died, Done, Job, Worker, engine_path
@@ -43,12 +45,21 @@ from .gguf_files import CONTEXT_LENGTH, import_gguf, model_file
 from .numpy_step import decode_step
 from .pools import POOL_LLC_MULTIPLE, escape_bytes
 from .step import DecodeMeasurement, StepRounds
-from .timing import pooled, settle
+from .timing import Timing, pooled, settle
 
 #: llama.cpp's KV cache holds keys and values in F16 by default.
 KV_DTYPE = "fp16"
 #: The GEMM ceiling's runs per round (the bound is bandwidth's at small batch; two keep a round short).
 GEMM_RUNS_PER_ROUND = 2
+#: Tokens of the one prompt-processing call per format and round that measures the format's arithmetic rate
+#: (the engine roof): one ubatch of one sequence, wide enough that llama.cpp's matmuls are compute-bound.
+PROMPT_TOKENS = 128
+#: Its timed calls per round, after one warm-up call.
+PROMPT_CALLS = 2
+#: The model whose step is the engine's fixed cost (graph, threads, logits): 64 wide, one layer, 256 tokens.
+OVERHEAD_MODEL = dict(layers=1, hidden=64, heads=4, kv_heads=2, head_dim=16, intermediate=128, vocab=256)
+#: The batch of the row keys that hold a format's prompt processing (no decode batch is 0).
+PROMPT = 0
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,27 @@ class EngineRun:
     resident: tuple[str, ...] = ()
     #: The bound's roofs where the run this one belongs to measured them (``ceilings`` then None).
     roofs: Hardware | None = None
+    #: Each format's prompt-processing call, a timing per round (the engine roof is the fastest round's median).
+    prompts: dict[str, tuple[Timing, ...]] = field(default_factory=dict)
+    prompt_tokens: int = 0
+    #: A step of :data:`OVERHEAD_MODEL`, every round pooled: the engine's fixed cost per step.
+    overhead: Timing | None = None
+
+    def engine_peak(self, fmt: str) -> float | None:
+        """The format's arithmetic rate (FLOP/s): its prompt's FLOPs ÷ the fastest round's median call."""
+        rounds = self.prompts.get(fmt)
+        if not rounds:
+            return None
+        m = self.shape
+        layers = m.phase_matmul_params["qkv_o"] + m.phase_matmul_params["mlp"]
+        attention = sum(m.attention_flops_per_token(t) for t in range(self.prompt_tokens))
+        flops = prompt_flops(layers, m.phase_matmul_params["head"], attention, self.prompt_tokens)
+        return max(flops / t.median for t in rounds)
+
+    def engine_roofs(self, fmt: str, hardware: Hardware) -> EngineRoofs:
+        """The terms of the rule (:mod:`roofline.model.engine_bound`) for ``fmt`` on ``hardware``'s DRAM roof."""
+        overhead = None if self.overhead is None else self.overhead.median
+        return EngineRoofs(hardware.bandwidth, self.engine_peak(fmt), self.gemv_fraction, overhead)
 
     @property
     def mean_kv_tokens(self) -> int:
@@ -130,6 +162,9 @@ class _Rows:
     failed: dict[tuple[str, int], str] = field(default_factory=dict)
     #: format → why its default path was left (a death there); its later jobs run the plain kernels
     fallback: dict[str, str] = field(default_factory=dict)
+    #: format → its prompt-processing timing of each round; the overhead model's step of each round
+    prompts: dict[str, list[Timing]] = field(default_factory=dict)
+    overhead: list[Done] = field(default_factory=list)
 
     def outcomes(self, kv_tokens: float) -> dict[tuple[str, int], EngineOutcome]:
         """Each combination's rounds pooled, or why it failed."""
@@ -147,21 +182,45 @@ class _Rows:
         return outcomes
 
 
-def _run_job(worker: Worker, job: Job, rows: _Rows, fmt: str, batch: int) -> None:
-    """One round of (format, batch) in the worker; a death on the default path retries it on the plain
-    kernels, which the format keeps from then on; a death there, or an engine's error, fails the row."""
+def _run_job(worker: Worker, job: Job, rows: _Rows, fmt: str, key: tuple[str, int]) -> Done | None:
+    """One round of a job in the worker; a death on the default path retries it on the plain kernels, which
+    the format keeps from then on; a death there, or an engine's error, fails ``key`` (None returned)."""
     try:
         got = worker.run(replace(job, extra_buffers=fmt not in rows.fallback))
         if isinstance(got, Died) and fmt not in rows.fallback:
             rows.fallback[fmt] = f"its default kernels died here ({got.reason}): plain kernels from then on"
             got = worker.run(replace(job, extra_buffers=False))
     except (BadInput, KernelMismatch) as exc:
-        rows.failed[(fmt, batch)] = str(exc)
-        return
+        rows.failed[key] = str(exc)
+        return None
     if isinstance(got, Died):
-        rows.failed[(fmt, batch)] = got.reason
-    else:
-        rows.done[(fmt, batch)].append(got)
+        rows.failed[key] = got.reason
+        return None
+    return got
+
+
+def steps_at(batch: int, steps: int, warmup: int) -> tuple[int, int]:
+    """Warm-up and timed steps of a batch: ``warmup`` and ``steps`` up to batch 8, fewer above (one warm-up,
+    ≥ 2 timed): a batch-64 step does 64× the arithmetic of batch 1's (0.37 s of F16 here), and its spread
+    is the smaller (the steps of every round are pooled)."""
+    if batch <= 8:
+        return warmup, steps
+    return 1, max(2, min(steps, round(steps * 8 / batch)))
+
+
+def _format_round(worker: Worker, job: Job, rows: _Rows, fmt: str, batches: list[int], prompt_tokens: int) -> None:
+    """One round of a format: each batch's decode steps, then its prompt processing (``prompt_tokens`` > 0)."""
+    for batch in batches:
+        if (fmt, batch) not in rows.failed:
+            warm, timed = steps_at(batch, job.steps, job.warmup)
+            one = replace(job, label=f"{fmt} batch {batch}", batch=batch, warmup=warm, steps=timed)
+            if (got := _run_job(worker, one, rows, fmt, (fmt, batch))) is not None:
+                rows.done[(fmt, batch)].append(got)
+    if prompt_tokens and (fmt, PROMPT) not in rows.failed:
+        pp = replace(job, label=f"{fmt} prompt of {prompt_tokens}", batch=1, warmup=1, steps=PROMPT_CALLS,
+                     prompt_tokens=prompt_tokens)  # fmt: skip
+        if (got := _run_job(worker, pp, rows, fmt, (fmt, PROMPT))) is not None:
+            rows.prompts.setdefault(fmt, []).append(got.wall)
 
 
 def measure_engine_decode(
@@ -177,6 +236,7 @@ def measure_engine_decode(
     seed: int = 0,
     gemm_n: int | None = None,
     roofs: Hardware | None = None,
+    prompt_tokens: int = PROMPT_TOKENS,
 ) -> EngineRun:
     """Write (or reuse) the model's GGUF in each format, then time the engine at every batch in ``rounds`` rounds.
 
@@ -184,6 +244,8 @@ def measure_engine_decode(
     a file that cannot be written (disk, memory, shape) is BadInput before anything runs. ``gemm_n``:
     the fp32 GEMM ceiling's size (default: the suite's). ``roofs``: the bound's roofs (a DRAM roof and an
     fp32 peak) measured already, by the run this one belongs to; the rounds then time none of their own.
+    Each round also times each format's prompt processing (``prompt_tokens``, 0: none; the engine roof)
+    and a step of :data:`OVERHEAD_MODEL` (the engine's fixed cost per step).
     """
     formats, batches = _checked(engine, formats, batches, context, warmup, steps, rounds)
     threads = threads or blas_threads() or cpu_count()
@@ -206,6 +268,9 @@ def measure_engine_decode(
     ceilings = None if roofs is not None else CeilingRounds(("float32",), gemm_n=gemm_n, kinds=("read",))
     gemv = StepRounds([decode_step(shape.hidden, 1, "float32", "dram", seed)])
     rows = _Rows({(f, b): [] for f in formats for b in batches})
+    tiny = model_file(custom_model(shape, name="overhead", **OVERHEAD_MODEL), "F16", seed).path
+    job = Job(engine_path(type(engine)), str(tiny), "the overhead model", OVERHEAD_MODEL["vocab"], 1, MAX_CHUNK,
+              threads, context, warmup, steps, seed)  # fmt: skip
     with Worker(engine.name) as worker:
         for r in range(rounds):
             if ceilings is not None:
@@ -213,11 +278,10 @@ def measure_engine_decode(
             chunk = _chunk(shape, roofs or ceilings.ceilings().hardware)
             settle()
             for fmt in formats[r % len(formats) :] + formats[: r % len(formats)]:  # the order turns each round
-                for batch in batches:
-                    if (fmt, batch) not in rows.failed:
-                        job = Job(engine_path(type(engine)), str(files[fmt].path), f"{fmt} batch {batch}",
-                                  shape.vocab, batch, chunk, threads, context, warmup, steps, seed)  # fmt: skip
-                        _run_job(worker, job, rows, fmt, batch)
+                _format_round(worker, replace(job, path=str(files[fmt].path), vocab=shape.vocab, chunk=chunk),
+                              rows, fmt, batches, prompt_tokens)  # fmt: skip
+            if (got := _run_job(worker, job, rows, "F16", ("overhead", 1))) is not None:
+                rows.overhead.append(got)
             settle()
             gemv.time()
     outcomes = rows.outcomes(float(context + warmup + (steps + 1) / 2))
@@ -238,17 +302,13 @@ def measure_engine_decode(
         tuple(warnings),
         resident,
         roofs,
+        {f: tuple(t) for f, t in rows.prompts.items()},
+        prompt_tokens,
+        pooled([d.wall for d in rows.overhead]) if rows.overhead else None,
     )
 
 
 # ---- held to the bound, and predicted -----------------------------------------------------------
-
-
-#: The roof that bounds each format's arithmetic in llama.cpp on a CPU: F16 weights are widened to fp32 and
-#: multiplied there (ggml's F16 dot products, F16C + FMA); Q8_0 and Q4_0 multiply int8 activations by int8
-#: weights, a rate no roof of this run measures (numpy has no int8 GEMM; torch's needs VNNI or AMX). A
-#: step without an arithmetic roof is bounded by its bytes alone: the fp32 roof is no bound on int8 work.
-ARITHMETIC_ROOF = {"F16": "fp32", "Q8_0": None, "Q4_0": None}
 
 
 #: The kernel path as asv records it (a number: asv keeps floats only); a row whose path changed reads between.
@@ -259,21 +319,16 @@ KERNEL_PATH_CODES = {"plain": 0.0, "CPU repack": 1.0, "AMX": 2.0}
 class EngineRow:
     """One measured (format, batch): wall clock and counters, the bound of the same model, the prediction.
 
-    ``bound``: the step of ``roofline decode`` for the same model and format; ``bound_s`` is its per-phase
-    time where the format's arithmetic has a roof (:data:`ARITHMETIC_ROOF`), else its bytes ÷ bandwidth.
-    ``fraction``: ``bound_s`` ÷ the wall clock's step; ``counter_fraction`` the same against the engine's
-    counters. ``predicted_tokens_per_s``: the bound × the suite's batch-1 GEMV fraction, for the batch-1
-    steps the bandwidth bounds (None elsewhere: a batch-1 GEMV's efficiency says nothing of arithmetic
-    or of a batch's); ``prediction_error``: predicted ÷ measured − 1.
+    ``bound``: the step of ``roofline decode`` for the same model and format (its bytes and FLOPs);
+    ``roofs``: the terms of the rule (:mod:`roofline.model.engine_bound`): the DRAM roof, the format's
+    engine roof, the GEMV fraction and the overhead of the same rounds. ``bound_s``: the larger of the
+    bytes' time and the FLOPs' time at those roofs; ``fraction``: ``bound_s`` ÷ the wall clock's step
+    (``counter_fraction`` the same against the engine's counters); ``predicted_s``: the rule's prediction.
     """
 
     measured: EngineMeasured
     bound: Step
-    bound_s: float
-    bound_kind: str
-    fraction: float
-    counter_fraction: float | None
-    predicted_tokens_per_s: float | None
+    roofs: EngineRoofs
 
     @property
     def format(self) -> str:
@@ -284,8 +339,39 @@ class EngineRow:
         return self.measured.batch
 
     @property
+    def nbytes(self) -> float:
+        return self.bound.weight_bytes + self.bound.kv_bytes
+
+    @property
+    def bound_s(self) -> float:
+        return self.roofs.bound_s(self.nbytes, self.bound.flops)
+
+    @property
+    def bound_kind(self) -> str:
+        return self.roofs.bound_kind(self.nbytes, self.bound.flops)
+
+    @property
+    def fraction(self) -> float:
+        return bound_fraction(self.bound_s, self.measured.step_s)
+
+    @property
+    def counter_fraction(self) -> float | None:
+        counted = self.measured.counter_s
+        return None if counted is None else bound_fraction(self.bound_s, counted)
+
+    @property
     def bound_tokens_per_s(self) -> float:
         return self.batch / self.bound_s
+
+    @property
+    def predicted_tokens_per_s(self) -> float | None:
+        predicted = self.roofs.predicted_s(self.nbytes, self.bound.flops)
+        return None if predicted is None else self.batch / predicted
+
+    @property
+    def effective_gbps(self) -> float:
+        """The bytes a step reads ÷ the step's time (llama-bench's missing column)."""
+        return self.nbytes / self.measured.step_s / 1e9
 
     @property
     def flagged(self) -> bool:
@@ -314,7 +400,10 @@ class EngineRow:
             "bound_step_s": self.bound_s,
             "bound_tokens_per_s": self.bound_tokens_per_s,
             "bound": self.bound_kind,
-            "bound_bytes": self.bound.weight_bytes + self.bound.kv_bytes,
+            "bound_bytes": self.nbytes,
+            "bound_flops": self.bound.flops,
+            "effective_gbps": self.effective_gbps,
+            "engine_roof_gflops": None if self.roofs.engine_peak is None else self.roofs.engine_peak / 1e9,
             "fraction": self.fraction,
             "counter_fraction": self.counter_fraction,
             "predicted_tokens_per_s": self.predicted_tokens_per_s,
@@ -332,23 +421,40 @@ def engine_setup(run: EngineRun, fmt: str, hardware: Hardware) -> DecodeSetup:
 
 
 def hold_engine(run: EngineRun, hardware: Hardware | None = None) -> tuple[EngineRow, ...]:
-    """Every measured outcome of ``run`` with its bound on ``hardware`` (default: the run's own roofs)."""
+    """Every measured outcome of ``run`` with its bound and prediction on ``hardware`` (default: the run's roofs)."""
     hw = hardware or run.hardware
-    efficiency = run.gemv_fraction
-    rows = []
-    for (fmt, batch), outcome in run.outcomes.items():
-        if not isinstance(outcome, EngineMeasured) or hw is None:
-            continue
-        bound = step(engine_setup(run, fmt, hw), batch)
-        roof = ARITHMETIC_ROOF[fmt]
-        if roof is not None and roof in hw.peak_flops:
-            bound_s, kind = bound.step_s, bound.bound
-        else:
-            bound_s, kind = bound.memory_s, "bandwidth (no int8 roof)"
-        counter = None if outcome.counter_s is None else bound_fraction(bound_s, outcome.counter_s)
-        predicted = None
-        if efficiency is not None and batch == 1 and kind.startswith("bandwidth"):
-            predicted = batch / bound_s * efficiency
-        fraction = bound_fraction(bound_s, outcome.step_s)
-        rows.append(EngineRow(outcome, bound, bound_s, kind, fraction, counter, predicted))
-    return tuple(rows)
+    if hw is None:
+        return ()
+    return tuple(
+        EngineRow(outcome, step(engine_setup(run, fmt, hw), batch), run.engine_roofs(fmt, hw))
+        for (fmt, batch), outcome in run.outcomes.items()
+        if isinstance(outcome, EngineMeasured)
+    )
+
+
+@dataclass(frozen=True)
+class EngineCrossover:
+    """Where one format's decode turns compute-bound: predicted from its two roofs, observed as the knee of its
+    measured batches (:func:`~roofline.model.knee.fit_knee`, the suite's own fit; None under three batches)."""
+
+    format: str
+    predicted: float | None
+    observed: float | None
+    observed_within_sweep: bool = False
+
+    def as_dict(self) -> dict[str, object]:
+        return {"format": self.format, "predicted": self.predicted, "observed": self.observed,
+                "observed_within_sweep": self.observed_within_sweep}  # fmt: skip
+
+
+def crossovers(rows: tuple[EngineRow, ...]) -> tuple[EngineCrossover, ...]:
+    """Each format's crossover batch, predicted (weights ÷ bandwidth = batch × FLOPs a sequence ÷ engine roof)
+    and observed (the knee of its step times over the batches measured)."""
+    out = []
+    for fmt in dict.fromkeys(r.format for r in rows):
+        mine = sorted((r for r in rows if r.format == fmt), key=lambda r: r.batch)
+        first = mine[0]
+        predicted = first.roofs.crossover(first.bound.weight_bytes, first.bound.flops / first.batch)
+        knee = fit_knee([r.batch for r in mine], [r.measured.step_s for r in mine]) if len(mine) >= 3 else None
+        out.append(EngineCrossover(fmt, predicted, knee and knee.batch, bool(knee and knee.within_sweep)))
+    return tuple(out)

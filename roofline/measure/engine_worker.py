@@ -55,6 +55,8 @@ class Job:
     steps: int
     seed: int
     extra_buffers: bool = True
+    #: > 0: time prompt processing instead, this many tokens of one sequence in one call (``steps`` calls)
+    prompt_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -179,16 +181,20 @@ def _engine(name: str):
 
 def serve(job: Job, say) -> dict:
     """Run ``job`` here, saying each stage; the reply's ``done`` part."""
-    from .engines import prompt, time_steps
+    from .engines import prompt, time_prompt, time_steps
 
     say({"stage": "loading"})
-    session = _engine(job.engine).open(
-        Path(job.path), job.batch, job.context + job.warmup + job.steps, job.threads, job.chunk, job.extra_buffers
-    )
+    pp = job.prompt_tokens
+    length, chunk = (pp, pp) if pp else (job.context + job.warmup + job.steps, job.chunk)
+    session = _engine(job.engine).open(Path(job.path), job.batch, length, job.threads, chunk, job.extra_buffers)
     try:
         say({"stage": "decoding"})
-        first = session.prefill(prompt(job.context, job.vocab, job.seed))
-        wall, counters, note = time_steps(session, first, job.context, job.warmup, job.steps)
+        if pp:
+            wall = time_prompt(session, prompt(pp, job.vocab, job.seed), job.warmup, job.steps)
+            counters, note = None, ""
+        else:
+            first = session.prefill(prompt(job.context, job.vocab, job.seed))
+            wall, counters, note = time_steps(session, first, job.context, job.warmup, job.steps)
     finally:
         session.close()
     return {

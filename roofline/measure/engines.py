@@ -105,7 +105,9 @@ class EngineSession(ABC):
     ``prefill(prompt)``: the prompt into every sequence's cache (prefilled once, its keys and values
     copied: each sequence then reads a cache of its own); returns the greedy next token after checking
     the logits are finite (KernelMismatch otherwise). ``step(tokens, position)``: one
-    decode step, a token per sequence at ``position``; returns the next tokens. ``rewind(position)``:
+    decode step, a token per sequence at ``position``; returns the next tokens. ``process(prompt)``:
+    sequence 0's whole prompt from position 0 in one call, logits of its last token only: prompt
+    processing, the engine's arithmetic rate (the session's ``chunk`` must hold it). ``rewind(position)``:
     forget every sequence's cache from ``position`` on. ``counters()``: the engine's (eval seconds,
     tokens evaluated) so far. ``close()``: free the context and the model. ``kernel_path``: the kernels
     its weights run on ("AMX", "CPU repack", "plain"), as the engine said when it loaded them.
@@ -119,6 +121,9 @@ class EngineSession(ABC):
 
     @abstractmethod
     def step(self, tokens: np.ndarray, position: int) -> np.ndarray: ...
+
+    @abstractmethod
+    def process(self, prompt: np.ndarray) -> None: ...
 
     @abstractmethod
     def rewind(self, position: int) -> None: ...
@@ -292,6 +297,12 @@ class LlamaCppSession(EngineSession):
         self._decode(tokens, [position] * n, range(n), [True] * n)
         return self._logits(n).argmax(axis=1)
 
+    def process(self, prompt: np.ndarray) -> None:
+        n = len(prompt)
+        if n > self.chunk:
+            raise BadInput(f"a prompt of {n} tokens in one call needs a chunk of as many (this one's: {self.chunk})")
+        self._decode(prompt, range(n), [0] * n, [i == n - 1 for i in range(n)])
+
     def rewind(self, position: int) -> None:
         for seq in range(self.batch):
             self._lib.llama_memory_seq_rm(self.memory, seq, position, -1)
@@ -395,6 +406,18 @@ def time_steps(
     return Timing(tuple(wall), 1, wall[0]), counters, note
 
 
+def time_prompt(session: EngineSession, tokens: np.ndarray, warmup: int, calls: int) -> Timing:
+    """``warmup`` then ``calls`` timed prompt-processing calls of ``tokens``, each from an empty cache."""
+    times = []
+    for i in range(warmup + calls):
+        session.rewind(0)
+        t0 = time.perf_counter()
+        session.process(tokens)
+        if i >= warmup:
+            times.append(time.perf_counter() - t0)
+    return Timing(tuple(times), 1, times[0])
+
+
 def pooled_counters(per_round: list[Timing | None]) -> Timing | None:
     """The counters' timings of every round as one (None if any round's counters were off)."""
     return None if any(c is None for c in per_round) else pooled(per_round)
@@ -410,5 +433,6 @@ __all__ = [
     "lookup_engine",
     "pooled",
     "prompt",
+    "time_prompt",
     "time_steps",
 ]

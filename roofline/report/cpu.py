@@ -166,6 +166,12 @@ class EnginePoint:
     kernel_path: float | None = None
     #: the bytes a step reads (weights and KV); None unrecorded
     step_bytes: float | None = None
+    #: those bytes ÷ the step's time, GB/s
+    effective_gbps: float | None = None
+    #: the format's own figures, recorded at batch 1: its engine roof (GFLOP/s), its crossover batch
+    engine_roof: float | None = None
+    predicted_crossover: float | None = None
+    observed_crossover: float | None = None
     #: why it has no figure, where the run said (roofline.suite.notes)
     reason: str | None = None
 
@@ -206,6 +212,10 @@ class EnginePoint:
             "prediction_error": self.prediction_error,
             "kernel_path": self.kernels,
             "step_bytes": self.step_bytes,
+            "effective_gbps": self.effective_gbps,
+            "engine_roof_gflops": self.engine_roof,
+            "predicted_crossover": self.predicted_crossover,
+            "observed_crossover": self.observed_crossover,
             "reason": self.reason,
         }
 
@@ -238,6 +248,12 @@ class Roofs:
     referee: float | None = None
     peak_referees: Mapping[str, float] = field(default_factory=dict)
     level_referees: Mapping[str, float] = field(default_factory=dict)
+    #: each peak's GEMM with its size where the run said (live: 'numpy BLAS GEMM 2048³'); asv records none
+    peak_kernels: Mapping[str, str] = field(default_factory=dict)
+
+    def peak_kernel(self, dtype: str, unknown: str = "numpy BLAS GEMM") -> str:
+        """The GEMM whose rate is ``dtype``'s peak, with its size where known, else ``unknown``."""
+        return self.peak_kernels.get(dtype) or unknown
 
     def refereed(self) -> list[Refereed]:
         """The DRAM roof and each GEMM peak beside its referee (GB/s, GFLOP/s), where the run had one."""
@@ -246,7 +262,8 @@ class Roofs:
             out.append(Refereed(DRAM, self.roof / 1e9, f"STREAM {self.kernel}", self.referee / 1e9, LOAD_REFEREE))
         for d, p in self.peak_referees.items():
             if self.peaks.get(d):
-                out.append(Refereed(by_numpy(d).name, self.peaks[d] / 1e9, "numpy BLAS GEMM", p / 1e9, PEAK_REFEREE))
+                own = self.peak_kernel(d)
+                out.append(Refereed(by_numpy(d).name, self.peaks[d] / 1e9, own, p / 1e9, PEAK_REFEREE))
         return out
 
     def best(self) -> tuple[float | None, dict[str, float]]:
@@ -426,8 +443,8 @@ class Report:
         for d, peak in self.roofs.peaks.items() if self.roofs is not None else ():
             name = by_numpy(d).name
             if h.compute_roof(name) is None:
-                r = refereed.get(name)
-                gflops, kernel = (r.figure, r.kernel) if r else (peak / 1e9, "numpy BLAS (fastest GEMM)")
+                r, own = refereed.get(name), self.roofs.peak_kernel(d, "numpy BLAS (fastest GEMM)")
+                gflops, kernel = (r.figure, r.kernel) if r else (peak / 1e9, own)
                 compute.append(ComputeRoof(name, gflops, kernel))
         caches = h.caches
         llc = self.facts.get("llc_bytes")
@@ -782,17 +799,18 @@ def render_model_decode(points: Sequence[ModelPoint]) -> list[str]:
 
 
 def render_engine_decode(points: Sequence[EnginePoint], llc_bytes: float | None = None) -> list[str]:
-    """An engine's rows of the real-model table (engines.*Decode): tokens/s, the bound, the fraction, the
-    prediction, the kernels the weights ran on; a row whose step reads under the DRAM rule is marked as
-    partly cache-resident (its bound is DRAM's, which a cache-sized file may beat)."""
+    """An engine's rows of the real-model table (engines.*Decode): tokens/s, the bytes' rate, the bound, the
+    fraction, the prediction, the kernels; then each format's engine roof and crossover. A row whose step reads
+    under the DRAM rule is marked as partly cache-resident (its bound is DRAM's, which a cache-sized file may beat)."""
     if not points:
         return []
     out = [
         "",
-        "  an engine decoding a GGUF of random weights here (engines.LlamaCppDecode; bound from this machine's "
-        "roofs, prediction: bound × the suite's batch-1 GEMV fraction):",
-        f"  {'engine':<9} {'format':<6} {'batch':>5} {'tokens/s':>9} {'counters':>9} {'bound':>9} {'fraction':>8} "
-        f"{'predicted':>9} {'error':>6}  kernels",
+        "  an engine decoding a GGUF of random weights here (engines.LlamaCppDecode; bound: max(bytes ÷ DRAM roof, "
+        "FLOPs ÷ the format's engine roof); predicted: bytes ÷ (DRAM roof × GEMV fraction) + FLOPs ÷ engine roof "
+        "+ overhead):",
+        f"  {'engine':<9} {'format':<6} {'batch':>5} {'tokens/s':>9} {'counters':>9} {'GB/s':>6} {'bound':>9} "
+        f"{'fraction':>8} {'predicted':>9} {'error':>6}  kernels",
     ]
     resident = False
     for e in points:
@@ -804,15 +822,21 @@ def render_engine_decode(points: Sequence[EnginePoint], llc_bytes: float | None 
         resident |= bool(mark)
         out.append(
             f"  {e.engine:<9} {e.format:<6} {e.batch:>5} {_fmt(e.tokens_per_s, '9.3g'):>9} "
-            f"{_fmt(e.counter_tokens_per_s, '9.3g'):>9} {_fmt(e.bound_tokens_per_s, '9.3g'):>9} "
-            f"{_fmt(e.fraction, '8.2f'):>8} {_fmt(e.predicted_tokens_per_s, '9.3g'):>9} {error:>6}  "
-            f"{e.kernels or 'n/a'}{mark}"
+            f"{_fmt(e.counter_tokens_per_s, '9.3g'):>9} {_fmt(e.effective_gbps, '6.3g'):>6} "
+            f"{_fmt(e.bound_tokens_per_s, '9.3g'):>9} {_fmt(e.fraction, '8.2f'):>8} "
+            f"{_fmt(e.predicted_tokens_per_s, '9.3g'):>9} {error:>6}  {e.kernels or 'n/a'}{mark}"
         )
     if resident:
         out.append(
             f"  * partly cache-resident: a step reads under {POOL_LLC_MULTIPLE}× the last-level cache "
             f"({size_text(llc_bytes)}), not the DRAM-bound case"
         )
+    for e in points:
+        if e.engine_roof is not None:
+            out.append(
+                f"  {e.engine} {e.format}: engine roof {e.engine_roof:.4g} GFLOP/s (its prompt in one call); crossover "
+                f"batch predicted {_fmt(e.predicted_crossover, '.3g')}, observed {_fmt(e.observed_crossover, '.3g')}"
+            )
     return out
 
 

@@ -428,6 +428,8 @@ def format_measured(run: ModelDecodeRun, rows: tuple[MeasuredRow, ...], full_lay
 
 def engine_dict(run: EngineRun, rows: tuple[EngineRow, ...]) -> dict[str, object]:
     """The engine's run as JSON: what ran, the roofs and GEMV of its rounds, each row, each outcome not measured."""
+    from ..measure.engine_decode import crossovers
+
     hw, gemv = run.hardware, run.gemv
     return {
         "engine": run.engine,
@@ -444,6 +446,10 @@ def engine_dict(run: EngineRun, rows: tuple[EngineRow, ...]) -> dict[str, object
         "bandwidth": None if hw is None else hw.bandwidth,
         "peak_flops": None if hw is None else dict(hw.peak_flops),
         "gemv": None if gemv is None else {**gemv.as_dict(), "fraction": run.gemv_fraction},
+        "prompt_tokens": run.prompt_tokens,
+        "engine_roofs_gflops": {f: (run.engine_peak(f) or 0) / 1e9 or None for f in run.prompts},
+        "overhead_s": None if run.overhead is None else run.overhead.median,
+        "crossovers": [c.as_dict() for c in crossovers(rows)],
         "rows": [r.as_dict() for r in rows],
         "not_measured": [
             {"format": f, "batch": b, "status": type(o).__name__.lower(), "reason": o.reason}
@@ -457,6 +463,26 @@ def engine_dict(run: EngineRun, rows: tuple[EngineRow, ...]) -> dict[str, object
 
 def _opt(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
+
+
+def _engine_roof_lines(run: EngineRun, rows: tuple[EngineRow, ...]) -> list[str]:
+    """Each format's engine roof (its prompt's rate), the overhead, and where its decode turns compute-bound."""
+    from ..measure.engine_decode import crossovers
+
+    lines = []
+    if run.overhead is not None:
+        ms = run.overhead.median * 1e3
+        lines.append(f"  the engine's fixed cost per step (a step of a 64-wide one-layer model): {ms:.3g} ms")
+    for c in crossovers(rows):
+        peak = run.engine_peak(c.format)
+        observed = "n/a (under three batches)" if c.observed is None else (
+            f"{c.observed:.3g}" + ("" if c.observed_within_sweep else " (outside the batches measured)"))  # fmt: skip
+        lines.append(
+            f"  {run.engine} {c.format}: engine roof {_rate(peak, 'FLOP/s') if peak else 'n/a'} (a prompt of "
+            f"{run.prompt_tokens} tokens in one call); crossover batch predicted "
+            f"{'n/a' if c.predicted is None else format(c.predicted, '.3g')}, observed {observed}"
+        )
+    return lines
 
 
 def format_engine(run: EngineRun, rows: tuple[EngineRow, ...], full_layers: int | None = None) -> list[str]:
@@ -478,32 +504,31 @@ def format_engine(run: EngineRun, rows: tuple[EngineRow, ...], full_layers: int 
     if gemv is not None and run.gemv_fraction is not None:
         lines.append(
             f"  the suite's batch-1 GEMV (numpy {gemv.dtype}, n={gemv.n}, pool {size_text(gemv.pool_bytes)}): "
-            f"{gemv.gbps:.3g} GB/s, {run.gemv_fraction:.3f} of its roof: the prediction is the bound × that"
+            f"{gemv.gbps:.3g} GB/s, {run.gemv_fraction:.3f} of its roof"
         )
+    lines += _engine_roof_lines(run, rows)
     lines += [
         "",
-        f"{'format':<6} {'batch':>5} {'step ms':>9} {'spread':>6} {'tok/s':>9} {'counters':>9} {'bound':>9} "
-        f"{'bound by':<10} {'fraction':>8} {'counters':>8} {'predicted':>9} {'error':>7}",
+        f"{'format':<6} {'batch':>5} {'step ms':>9} {'spread':>6} {'tok/s':>9} {'counters':>9} {'GB/s':>6} "
+        f"{'bound':>9} {'bound by':<10} {'fraction':>8} {'counters':>8} {'predicted':>9} {'error':>7}  kernels",
     ]
     for r in rows:
         me = r.measured
         error = _opt(None if r.prediction_error is None else 100 * r.prediction_error, "+.0f")
         lines.append(
             f"{me.format:<6} {me.batch:>5} {me.step_s * 1e3:>9.4g} {me.timing.spread:>6.2f} {me.tokens_per_s:>9.4g} "
-            f"{_opt(me.counter_tokens_per_s, '.4g'):>9} {r.bound_tokens_per_s:>9.4g} "
-            f"{r.bound_kind.replace(' (no int8 roof)', '*'):<10} {r.fraction:>8.3f} "
+            f"{_opt(me.counter_tokens_per_s, '.4g'):>9} {r.effective_gbps:>6.3g} {r.bound_tokens_per_s:>9.4g} "
+            f"{r.bound_kind.replace(' (no engine roof)', '*'):<10} {r.fraction:>8.3f} "
             f"{_opt(r.counter_fraction, '.3f'):>8} {_opt(r.predicted_tokens_per_s, '.4g'):>9} "
-            f"{error + ('%' if error != '-' else ''):>7}" + ("  BEATS THE BOUND" if r.flagged else "")
+            f"{error + ('%' if error != '-' else ''):>7}  {me.kernel_path}" + ("  BEATS THE BOUND" if r.flagged else "")
         )
     lines.append(
-        "  tok/s: the wall clock's median step; counters: the median step by llama.cpp's eval time; fraction: bound ÷ "
-        "measured for each; predicted: bound × GEMV fraction (batch 1), error = predicted ÷ measured − 1"
+        "  tok/s: the wall clock's median step; counters: the median step by llama.cpp's eval time; GB/s: the bytes a "
+        "step reads ÷ its time; fraction: bound ÷ measured; predicted: bytes ÷ (DRAM roof × GEMV fraction) + "
+        "FLOPs ÷ engine roof + overhead; error = predicted ÷ measured − 1 (docs/engines.md)"
     )
-    if any(r.bound_kind.endswith("(no int8 roof)") for r in rows):
-        lines.append(
-            "  bandwidth*: llama.cpp multiplies Q8_0 and Q4_0 weights as int8, a rate no roof of this run measures: "
-            "their bound is their bytes ÷ bandwidth alone (the fp32 roof above bounds no int8 work)"
-        )
+    if any(r.bound_kind.endswith("(no engine roof)") for r in rows):
+        lines.append("  bandwidth*: no engine roof was measured for that format: its bound is its bytes ÷ bandwidth")
     for (f, b), o in run.outcomes.items():
         if not o.ok:
             lines.append(f"{f:<6} {b:>5} {'skipped' if isinstance(o, Skipped) else 'FAILED'}: {o.reason}")

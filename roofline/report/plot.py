@@ -28,8 +28,10 @@ from ..errors import BadInput
 from ..files import atomic_path
 from ..model.arithmetic import gemm_intensity, ridge_point
 from ..model.dtypes import DTYPES, SUITE
+from ..model.gguf_layout import GGUF_FORMATS
 from ..model.hardware import Hardware
 from ..model.hierarchy import DRAM
+from ..model.llm import bytes_per_weight
 from ..units import si, sig
 from .compare import MachineSummary
 from .cpu import Report
@@ -266,11 +268,38 @@ def _crossover_marks(labels: _Labels | None, ax, marks: Sequence[tuple[str, floa
 
 
 def _report_roofs(rep: Report) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-    """(level, B/s) innermost first and (dtype, FLOP/s) fastest first."""
+    """(level, B/s) innermost first and (dtype, FLOP/s) fastest first, each engine format's own roof among them."""
     h = rep.roofs_by_level
     levels = [(r.level, r.gbps * 1e9) for r in h.levels]
-    compute = sorted(((c.dtype, c.gflops * 1e9) for c in h.compute), key=lambda c: -c[1])
+    engines = {f"{e.engine} {e.format}": e.engine_roof * 1e9 for e in rep.engine_decode if e.engine_roof}
+    compute = sorted([*((c.dtype, c.gflops * 1e9) for c in h.compute), *engines.items()], key=lambda c: -c[1])
     return levels, compute
+
+
+#: The engine's formats' markers: a colour each, triangles (the suite's own points are circles and squares).
+ENGINE_COLORS = {"F16": "tab:purple", "Q8_0": "tab:brown", "Q4_0": "tab:olive"}
+
+
+def _engine_points(rep: Report) -> list[tuple[str, int, float, float]]:
+    """(engine and format, batch, FLOP/byte, FLOP/s) of each engine row: its intensity 2·batch ÷ bytes per
+    weight, and that intensity × the bytes it read per second (its effective GB/s)."""
+    out = []
+    for e in rep.engine_decode:
+        if e.effective_gbps and e.format in GGUF_FORMATS:
+            x = 2 * e.batch / bytes_per_weight(GGUF_FORMATS[e.format])
+            out.append((f"{e.engine} {e.format}", e.batch, x, x * e.effective_gbps * 1e9))
+    return out
+
+
+def _draw_engine_points(labels: _Labels, ax, points) -> None:
+    """The engine's rows under their format's roof; the smallest and largest batch of each format labelled."""
+    for name in dict.fromkeys(p[0] for p in points):
+        mine = [p for p in points if p[0] == name]
+        color = ENGINE_COLORS.get(name.split()[-1], "tab:gray")
+        ax.plot([p[2] for p in mine], [p[3] for p in mine], ls=":", marker="^", markersize=6, color=color, label=name)
+        for _, batch, x, y in (mine[0], mine[-1]) if len(mine) > 1 else mine:
+            labels.marker(ax, x, y)
+            labels.add(ax, f"b={batch}", (x, y), color, AROUND)
 
 
 def _report_points(rep: Report) -> list[tuple[str, str, int, float, float]]:
@@ -425,8 +454,9 @@ def draw_report(reports: Sequence[Report], title: str | None = None, reference: 
     """
     fig, ax, ref = _figure(reference)
     drawn = [(rep, *_report_roofs(rep), _report_points(rep)) for rep in reports]
-    xs = [x for *_, pts in drawn for *_, x, _ in pts]
-    ys = [y for *_, pts in drawn for *_, y in pts]
+    engine = _engine_points(reports[0]) if reports else []
+    xs = [x for *_, pts in drawn for *_, x, _ in pts] + [p[2] for p in engine]
+    ys = [y for *_, pts in drawn for *_, y in pts] + [p[3] for p in engine]
     for _, levels, compute, _ in drawn:
         top = compute[0][1] if compute else None
         xs += [top / bw for _, bw in levels] if top else []
@@ -446,6 +476,7 @@ def draw_report(reports: Sequence[Report], title: str | None = None, reference: 
         _crossover_marks(labels, ax, marks, "0.15")
     for i, (*_, points) in enumerate(drawn):  # after the roofs and crossovers: their labels give way
         _draw_points(labels, ax, points, prefixes[i])
+    _draw_engine_points(labels, ax, engine)
     if ref is not None:
         corners = _machine_corners(drawn, xlim)
         _draw_reference(labels, ref, reference, [(hosts[0], LEVEL_COLORS[DRAM], corners)] if corners else [])

@@ -667,7 +667,7 @@ def engine_decode_grid(
     entries as :func:`gpu_grid`'s, a measured one with tokens/s (wall clock and the engine's counters), the
     bound's, bound ÷ measured and the prediction (bound × the suite's batch-1 GEMV fraction)."""
     from ..errors import BadInput
-    from ..measure.engine_decode import hold_engine, measure_engine_decode
+    from ..measure.engine_decode import crossovers, hold_engine, measure_engine_decode
     from ..measure.engines import lookup_engine
 
     skipped = _not_chosen(batches, params.engine_batches(), "ROOFLINE_ENGINE_BATCH")
@@ -695,8 +695,12 @@ def engine_decode_grid(
     _warn(run.warnings)
     grid: dict[tuple[str, int], Outcome] = dict(unchosen)
     grid.update({key: outcome for key, outcome in run.outcomes.items() if not outcome.ok})
-    for row in hold_engine(run):
+    rows = hold_engine(run)
+    per_format = {c.format: c for c in crossovers(rows)}
+    for row in rows:
         entry = {k: v for k, v in row.as_dict().items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        entry["predicted_crossover"] = per_format[row.format].predicted
+        entry["observed_crossover"] = per_format[row.format].observed
         grid[(row.format, row.batch)] = Measured(entry)
         what = f"{engine} {row.format} batch {row.batch}"
         if row.flagged and row.format in run.resident:
@@ -711,6 +715,17 @@ def engine_decode_grid(
 def engine_entry(grid: dict | str, fmt: str, batch: int) -> dict[str, object]:
     """engines.*Decode's entry for one (format, batch); skipped when setup_cache could not measure (a reason)."""
     return checked_entry(cached(grid).get((fmt, batch)), f"{fmt} batch {batch}")
+
+
+#: The batch whose row keeps a format's own figures (its engine roof, its crossovers), once per format in asv.
+FORMAT_BATCH = 1
+
+
+def format_value(entry: dict[str, object], field: str, batch: int) -> float:
+    """A figure of the format, not of the batch: recorded at :data:`FORMAT_BATCH`, skipped at every other."""
+    if batch != FORMAT_BATCH:
+        raise BackendUnavailable(f"a format's figure, recorded at batch {FORMAT_BATCH} only")
+    return entry_value(entry, field)
 
 
 def entry_value(entry: dict[str, object], field: str) -> float:

@@ -33,7 +33,8 @@ MODEL_LEAN_TOKENS = f"{MODEL_CLASS}.track_lean_tokens_per_s"
 MODEL_BOUND_TOKENS = f"{MODEL_CLASS}.track_bound_tokens_per_s"
 #: An engine decoding a GGUF here, params format and batch: tokens/s of the wall clock, of the engine's own
 #: counters, of the bound and of the prediction (bound × the suite's batch-1 GEMV fraction), the kernel path
-#: (a code: roofline.measure.engine_decode.KERNEL_PATH_CODES) and the bytes a step reads.
+#: (a code: roofline.measure.engine_decode.KERNEL_PATH_CODES), the bytes a step reads and their rate; at batch 1
+#: only, the format's own: its engine roof (GFLOP/s, a prompt in one call), its crossover batch predicted and observed.
 ENGINE_CLASSES = {"llama.cpp": "engines.LlamaCppDecode"}
 ENGINE_TRACKS = {
     "tokens_per_s": "track_tokens_per_s",
@@ -42,6 +43,10 @@ ENGINE_TRACKS = {
     "predicted_tokens_per_s": "track_predicted_tokens_per_s",
     "kernel_path": "track_kernel_path",
     "step_bytes": "track_step_bytes",
+    "effective_gbps": "track_effective_bandwidth",
+    "engine_roof": "track_engine_roof",
+    "predicted_crossover": "track_predicted_crossover_batch",
+    "observed_crossover": "track_observed_crossover_batch",
 }
 #: How the machine was while the run measured (roofline.suite.run): share of CPU time that was the
 #: suite's (fraction), the reference kernel's end ÷ start time (ratio), the BLAS threads used.

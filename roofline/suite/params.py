@@ -191,7 +191,7 @@ def backend_batches() -> tuple[int, ...]:
 
 #: models.ModelDecode's and engines.LlamaCppDecode's batches (their classes' params; the variables choose).
 DEFAULT_MODEL_BATCH = (1, 8, 64)
-DEFAULT_ENGINE_BATCH = (1, 8)
+DEFAULT_ENGINE_BATCH = (1, 2, 4, 8, 16, 32, 64)
 
 
 def model_batches() -> tuple[int, ...]:
