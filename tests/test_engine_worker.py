@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from roofline.measure.engines import EngineMeasured
 from roofline.model.llm import custom_model, lookup_model
 from roofline.outcome import Failed
 
+from .clitools import interrupt
 from .fake_engines import CRASH_VARIABLE, CrashingEngine
 from .machine_profiles import PROFILES
 
@@ -196,30 +196,19 @@ def _children(pid: int) -> set[int]:
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc to find the worker")
 def test_ctrl_c_stops_a_run_in_its_worker_within_5_s_and_the_worker_goes_too():
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SLOW_RUN],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
-    )
-    try:
+    workers: set[int] = set()
+
+    def running(proc):
         assert proc.stdout.readline() == "started\n"
         deadline = time.monotonic() + 20
-        while not (workers := _children(proc.pid)) and time.monotonic() < deadline:
+        while not workers and time.monotonic() < deadline:
+            workers.update(_children(proc.pid))
             time.sleep(0.05)
         assert workers, "no worker started"
         time.sleep(0.5)  # well inside its ten million steps
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130 and took < 5, (proc.returncode, took, err)
+
+    status, took, err = interrupt([sys.executable, "-c", SLOW_RUN], running, cwd=ROOT)
+    assert status == 130 and took < 5, (status, took, err)
     assert "Traceback" not in err
     for pid in workers:
         assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,7 +19,7 @@ from roofline.model.hardware import Hardware
 from roofline.model.llm import custom_model, lookup_model
 from roofline.outcome import Skipped
 
-from .clitools import one_line_error
+from .clitools import interrupt, one_line_error
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -343,26 +341,12 @@ def test_ctrl_c_during_an_engine_run_stops_it_within_5_s(cache, tmp_path):
     """A run of many steps is stopped by SIGINT wherever it is (writing, the roofs, the engine): exit 130."""
     env = {**os.environ, "ROOFLINE_CACHE_DIR": str(cache), "ROOFLINE_LLC_BYTES": "1M", "ROOFLINE_GEMM_N": "256"}
     argv = [sys.executable, "-m", "roofline", *BASE, "--quant", "q8_0", "--batch", "1", "--steps", "8000"]
-    proc = subprocess.Popen(
-        argv,
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal, however make started
-    )
-    try:
+
+    def running(proc):
         time.sleep(4)
         assert proc.poll() is None, proc.communicate()
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130, err
+
+    status, took, err = interrupt(argv, running, cwd=ROOT, env=env)
+    assert status == 130, err
     assert took < 5, took
     assert "Traceback" not in err
