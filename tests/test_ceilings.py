@@ -254,3 +254,28 @@ def test_the_roof_is_timed_at_each_chosen_n_at_a_compute_bound_largest_batch():
     assert roof_shapes(chosen) == [(1024, 512), (2048, 512), (8192, 512)]
     assert roof_shapes({**chosen, "ROOFLINE_BATCH": (64,)}) == [(1024, 64), (2048, 64), (8192, 64)]
     assert roof_shapes({**chosen, "ROOFLINE_BATCH": (1, 8)}) == []  # memory-bound shapes bound nothing
+
+
+def test_the_square_gemm_climbs_until_its_rate_stops_rising_or_the_next_would_last_too_long():
+    rates = {512: 50e9, 1024: 150e9, 2048: 200e9, 4096: 201e9, 8192: 100e9}
+    probed = []
+
+    def probe(n):
+        probed.append(n)
+        return rates[n]
+
+    # 4096 barely beats 2048 (< GEMM_RISE): the climb stops there; 512 reads under GEMM_KEEP of the best
+    assert ceilings.climb(probe, max_s=1e9) == [1024, 2048, 4096] and probed == [512, 1024, 2048, 4096]
+    probed.clear()
+    # at 200 GFLOP/s a 4096 GEMM lasts 0.69 s: over the cap, never tried
+    assert ceilings.climb(probe, max_s=0.3) == [1024, 2048] and probed == [512, 1024, 2048]
+
+
+def test_a_fixed_gemm_size_is_the_only_one_timed():
+    assert [g.n for g in ceilings.square_gemms("float32", 64)] == [64]
+
+
+def test_a_gemm_roof_is_named_with_its_size():
+    square = ceilings.GemmPeak("float32", 2048, 1.0, 1.0, 1.0, "blas", 2, 6)
+    assert square.kernel == "numpy BLAS GEMM 2048³"
+    assert ceilings.GemmPeak("float32", 8192, 1.0, 1.0, 1.0, "blas", 2, 6, cols=512).kernel.endswith("8192×512")

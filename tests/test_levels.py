@@ -293,7 +293,7 @@ def test_compute_rounds_pool_every_rounds_gemms_into_one_roof_per_dtype():
     roof before a round."""
     pytest.importorskip("torch")
     rounds = compute.ComputeRounds(("bf16", "int8", "fp16"), n=64, require_native=False)
-    assert set(rounds.gemms) | set(rounds.skipped) == {"bf16", "int8", "fp16"}
+    assert {g.dtype for g in rounds.gemms.values()} | set(rounds.skipped) == {"bf16", "int8", "fp16"}
     with pytest.raises(BadInput, match="never timed"):
         rounds.roofs()
     with pytest.raises(BadInput, match="positive length"):
@@ -302,11 +302,12 @@ def test_compute_rounds_pool_every_rounds_gemms_into_one_roof_per_dtype():
     first = {d: len(s) for d, s in rounds.samples.items()}
     rounds.time(0.01)
     roofs = {r.dtype: r for r in rounds.roofs()}
-    assert set(roofs) == set(rounds.gemms) >= {"bf16", "int8"}
+    assert set(roofs) == {g.dtype for g in rounds.gemms.values()} >= {"bf16", "int8"}
     for dtype, r in roofs.items():
-        samples = rounds.samples[dtype]
-        assert r.runs == len(samples) > first[dtype] >= 1  # both rounds' GEMMs, pooled
-        two = (samples[: first[dtype]], samples[first[dtype] :])
+        label = f"{dtype} 64³"  # a square GEMM is named by its size
+        samples = rounds.samples[label]
+        assert r.runs == len(samples) > first[label] >= 1  # both rounds' GEMMs, pooled
+        two = (samples[: first[label]], samples[first[label] :])
         assert r.gflops == max(map(statistics.median, two))  # the fastest round's median
         assert r.low_gflops <= statistics.median(samples) <= r.high_gflops  # the interval of all
         assert r.n == 64 and "torch" in r.library
@@ -338,7 +339,7 @@ def test_a_round_of_compute_roofs_settles_warms_then_takes_the_gemms_in_turn_eac
     monkeypatch.setattr(compute, "settle", lambda: events.append("settle"))
     monkeypatch.setattr(compute, "native_reason", lambda d: "no bf16 here" if d == "bf16" else None)
     now = [0.0]
-    cost = {"int8": 0.125, "fp16": 0.25, "bf16 F.linear 1×8·8×16": 0.0625, "bf16 F.linear 4×8·8×16": 0.25}
+    cost = {"int8 8³": 0.125, "fp16 8³": 0.25, "bf16 F.linear 1×8·8×16": 0.0625, "bf16 F.linear 4×8·8×16": 0.25}
 
     def gemm(dtype, n, rows=None, out=None):
         def op():
@@ -356,11 +357,12 @@ def test_a_round_of_compute_roofs_settles_warms_then_takes_the_gemms_in_turn_eac
     assert rounds.skipped == {}  # bf16 has no square GEMM here, but the model's shapes run
     rounds.time(0.5)
     one, four = "bf16 F.linear 1×8·8×16", "bf16 F.linear 4×8·8×16"
+    i8, f16 = "int8 8³", "fp16 8³"  # a square GEMM is named by its size
     warm = ["settle", one]  # the smallest GEMM wakes torch's threads
     # int8 0.125 s a call: 4 calls for its 0.5 s; fp16 0.25 s: 2; each bf16 shape its half of bf16's 0.5 s
-    assert events == warm + ["int8", "fp16", one, four] + ["int8", "fp16", one] + ["int8", one] * 2
-    assert {k: len(v) for k, v in rounds.samples.items()} == {"int8": 4, "fp16": 2, one: 4, four: 1}
-    rates = {"int8": 99.0, "fp16": 5.0, one: 10.0, four: 12.0}
+    assert events == warm + [i8, f16, one, four] + [i8, f16, one] + [i8, one] * 2
+    assert {k: len(v) for k, v in rounds.samples.items()} == {i8: 4, f16: 2, one: 4, four: 1}
+    rates = {i8: 99.0, f16: 5.0, one: 10.0, four: 12.0}
     rounds.samples = {k: [rates[k]] * len(v) for k, v in rounds.samples.items()}
     roofs = {r.dtype: r for r in rounds.roofs()}
     assert roofs["bf16"].gflops == 12.0 and roofs["bf16"].runs == 1  # the fastest of its shapes
@@ -414,3 +416,24 @@ def test_the_runs_compute_roofs_are_what_computepeak_records_or_why_not(monkeypa
     assert got == Failed("torch bf16 GEMM is wrong")
     with pytest.raises(KernelMismatch, match="is wrong"):
         harness.compute_peak(run.RunState({}, 1, "test", 256, quiet, compute=got), "bf16")
+
+
+def test_a_torch_dtype_climbs_its_square_sizes_where_no_size_is_fixed(monkeypatch):
+    """Without ROOFLINE_GEMM_N each torch dtype's square GEMMs are the sizes the climb keeps, each probed with
+    a validated GEMM and named by its size."""
+    made = []
+
+    def gemm(dtype, n):
+        made.append(n)
+        return compute._TorchGemm(dtype, n, lambda: None, "fake")
+
+    def climb(probe):
+        assert probe(512) > 0 and probe(1024) > 0
+        return [1024]
+
+    monkeypatch.setattr(compute, "_torch_gemm", gemm)
+    monkeypatch.setattr(compute, "settle", lambda: None)
+    monkeypatch.setattr(compute, "climb", climb)
+    got = compute.square_gemms("int8", require_native=False)
+    assert made == [512, 1024] and [g.label for g in got] == ["int8 1024³"]
+    assert [g.n for g in compute.square_gemms("int8", 64, require_native=False)] == [64] and made[-1] == 64

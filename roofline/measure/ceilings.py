@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import platform
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 
@@ -142,6 +142,12 @@ class GemmPeak:
         """The ceiling: the fastest round's median rate (the median of all where rounds were not kept apart).
         The median of all read 142.3 GFLOP/s in a run whose batch-512 points of the same rounds ran 161."""
         return self.best_round or self.median
+
+    @property
+    def kernel(self) -> str:
+        """Its name with its size: 'numpy BLAS GEMM 2048³', or '… 8192×8192·8192×512' at a point's shape."""
+        size = f"{self.n}³" if self.cols is None else f"{self.n}×{self.n}·{self.n}×{self.cols}"
+        return f"numpy BLAS GEMM {size}"
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -361,8 +367,43 @@ def stream_bandwidth(
 def default_gemm_n(dtype: str) -> int:
     """A square size whose GEMM reaches the BLAS's rate: on this project's 2-core VM float32 at 2048 read
     175 GFLOP/s as at 4096 (0.1 s a GEMM against 0.8), float64 at 1536 79 as at 3072. The float32 roof is
-    also timed at the points' own shapes (:func:`point_shapes`), the suite's largest GEMMs."""
+    also timed at the points' own shapes (:func:`point_shapes`), the suite's largest GEMMs. A run without
+    ROOFLINE_GEMM_N climbs :data:`GEMM_LADDER` instead (:func:`climb`)."""
     return 2048 if dtype == "float32" else 1536
+
+
+#: The square sizes a GEMM roof climbs, smallest first (:func:`climb`), where ROOFLINE_GEMM_N does not fix one.
+GEMM_LADDER = (512, 1024, 2048, 4096, 8192)
+#: A size is worth the next only where it beat the best before it by this much: the rate still rose.
+GEMM_RISE = 1.03
+#: The next size is tried only where its GEMM would last at most this long at the best rate so far: every
+#: round times each size kept, and a 4096 float32 GEMM took 0.8 s on the 2-core VM, 5 s a round at a warm-up
+#: and six runs, against make bench's 4-5 minutes (2048: 0.1 s).
+GEMM_MAX_S = 0.3
+#: The sizes kept for the rounds: those whose probe read at least this share of the fastest's. A probe is three
+#: GEMMs at one moment (a busy neighbour halved one here), so only a size far below the others is dropped.
+GEMM_KEEP = 0.5
+
+
+def climb(
+    probe: Callable[[int], float],
+    sizes: Sequence[int] = GEMM_LADDER,
+    rise: float = GEMM_RISE,
+    max_s: float = GEMM_MAX_S,
+) -> list[int]:
+    """The square sizes a library's GEMM roof is timed at: up ``sizes`` while the rate rises (each beats the
+    best before it by ``rise``) and the next GEMM would last at most ``max_s`` at the best rate so far; of
+    those probed, the ones within :data:`GEMM_KEEP` of the fastest, whose rounds then pick the roof.
+    ``probe(n)`` gives a size's rate (FLOP/s)."""
+    rates: dict[int, float] = {}
+    for i, n in enumerate(sizes):
+        best, rates[n] = max(rates.values(), default=0.0), probe(n)
+        top = max(best, rates[n])
+        nxt = sizes[i + 1] if i + 1 < len(sizes) else None
+        if rates[n] < best * rise or nxt is None or 2.0 * nxt**3 / top > max_s:
+            break
+    top = max(rates.values())
+    return [n for n, r in rates.items() if r >= GEMM_KEEP * top]
 
 
 class GemmOperands:
@@ -385,6 +426,12 @@ class GemmOperands:
         self.checked = False
         self.times: list[float] = []
         self.round_starts: list[int] = []
+
+    def probe(self, runs: int = 3) -> float:
+        """The fastest rate (FLOP/s) of ``runs`` GEMMs after a warm-up (checked), kept out of the rounds."""
+        self.time(runs)
+        times, self.times, self.round_starts = self.times, [], []
+        return 2.0 * self.n * self.n * (self.cols or self.n) / min(times)
 
     def time(self, runs: int = GEMM_RUNS) -> None:
         """One round: a warm-up GEMM (checked, the first time), then ``runs`` timed ones."""
@@ -465,10 +512,26 @@ def hardware_from(
     )
 
 
+def square_gemms(dtype: str, n: int | None = None) -> list[GemmOperands]:
+    """The square GEMMs a dtype's roof is timed at in every round: ``n`` alone where given (ROOFLINE_GEMM_N),
+    else the sizes :func:`climb` keeps, each probed once first."""
+    if n is not None:
+        return [GemmOperands(dtype, n)]
+    made: dict[int, GemmOperands] = {}
+
+    def probe(size: int) -> float:
+        made[size] = GemmOperands(dtype, size)
+        return made[size].probe()
+
+    return [made[size] for size in climb(probe)]
+
+
 class CeilingRounds:
     """The ceilings measured at several moments of a run (one :meth:`time` per moment, other work
     between), pooled: a slow minute of a shared machine moves one round's passes, not the median of
-    all. The arrays and matrices are made once and kept between rounds."""
+    all. The arrays and matrices are made once and kept between rounds. Each dtype's square GEMM is timed
+    at every size :func:`square_gemms` keeps, in the same rounds; its peak is the fastest (its size in
+    :attr:`GemmPeak.n`)."""
 
     def __init__(
         self,
@@ -485,20 +548,20 @@ class CeilingRounds:
         if CEILING_KERNEL not in kinds:
             raise BadInput(f"the bandwidth kinds must include {CEILING_KERNEL!r}, the roof")
         self.stream = StreamArrays(kinds, total_bytes, gemv=gemv)
-        self.gemms = {d: GemmOperands(d, gemm_n) for d in dtypes}
+        self.gemms = {d: square_gemms(d, gemm_n) for d in dtypes}
         self.shaped = {(n, b): GemmOperands(dtypes[0], n, cols=b) for n, b in dict.fromkeys(shapes)}
 
     def time(self, runs: int = BANDWIDTH_RUNS, gemm_runs: int = GEMM_RUNS, round_s: float = 0.0) -> None:
         """One round: ``runs`` passes of each bandwidth kernel in turn, or as many as fill ``round_s``
         seconds (:meth:`StreamArrays.time`), then ``gemm_runs`` GEMMs per dtype and per shape."""
         self.stream.time(runs, round_s)
-        for gemm in (*self.gemms.values(), *self.shaped.values()):
+        for gemm in (*(g for sizes in self.gemms.values() for g in sizes), *self.shaped.values()):
             gemm.time(gemm_runs)
 
     def ceilings(self) -> Ceilings:
         """The ceilings of every round's passes, as a measured Hardware; BadInput before the first round."""
         bw = self.stream.bandwidth()
-        peaks = {d: g.peak() for d, g in self.gemms.items()}
+        peaks = {d: max((g.peak() for g in sizes), key=lambda p: p.roof) for d, sizes in self.gemms.items()}
         shaped = {key: g.peak() for key, g in self.shaped.items()}
         return Ceilings(
             bandwidth=bw,

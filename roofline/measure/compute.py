@@ -27,7 +27,7 @@ from ..host import cpu_flags, import_torch
 from ..model.dtypes import DTYPES, by_numpy
 from ..model.hierarchy import ComputeRoof
 from ..model.intervals import fastest_round_median, median_ci
-from .ceilings import GEMM_RUNS, GemmPeak, default_gemm_n, gemm_peak
+from .ceilings import GEMM_RUNS, GemmPeak, climb, default_gemm_n, gemm_peak
 from .numpy_step import relative_error
 from .pools import check_fits, random_array
 from .timing import settle
@@ -45,7 +45,9 @@ NATIVE = {
 #: The dtypes computed through torch (fp32 and fp64 are numpy's BLAS: the run's GEMM ceiling).
 TORCH_DTYPES = ("bf16", "fp16", "int8")
 
-#: Square size of the torch GEMMs (the AMX/VNNI kernels reach their rate well below this).
+#: Square size of a torch GEMM timed at one moment (:func:`compute_roof`); a run's rounds climb
+#: :data:`~roofline.measure.ceilings.GEMM_LADDER` instead (:func:`square_gemms`): on the Xeon a 4096³ bf16 GEMM
+#: (oneDNN, AMX) read 683 GFLOP/s where the run's roof read 426-802.
 TORCH_GEMM_N = 2048
 
 #: Each dtype's GEMMs in one round of a run add up to at least this long ...
@@ -94,7 +96,9 @@ class _TorchGemm:
 
     @property
     def label(self) -> str:
-        return self.dtype if self.rows is None else f"{self.dtype} F.linear {self.rows}×{self.n}·{self.n}×{self.out}"
+        if self.rows is None:
+            return f"{self.dtype} {self.n}³"
+        return f"{self.dtype} F.linear {self.rows}×{self.n}·{self.n}×{self.out}"
 
 
 def _torch_gemm(dtype: str, n: int) -> _TorchGemm:
@@ -131,7 +135,30 @@ def _torch_gemm(dtype: str, n: int) -> _TorchGemm:
     if not err <= tol:
         raise KernelMismatch(f"torch {dtype} GEMM is wrong: relative error {err:.3g} > {tol:g}; no roof reported")
     what = "_int_mm" if dtype == "int8" else "matmul"
-    return _TorchGemm(dtype, n, op, f"torch {torch.__version__} {what} ({torch.get_num_threads()} threads)")
+    return _TorchGemm(dtype, n, op, f"torch {torch.__version__} {what} {n}³ ({torch.get_num_threads()} threads)")
+
+
+def square_gemms(dtype: str, n: int | None = None, require_native: bool = True) -> list[_TorchGemm]:
+    """A torch dtype's validated square GEMMs for a run's rounds: ``n`` alone where given (ROOFLINE_GEMM_N), else
+    the sizes :func:`~roofline.measure.ceilings.climb` keeps, each probed with three GEMMs first."""
+    if n is not None:
+        return [_torch_gemm(dtype, _checked(dtype, n, require_native))]
+    made: dict[int, _TorchGemm] = {}
+
+    def probe(size: int) -> float:
+        gemm = made[size] = _torch_gemm(dtype, _checked(dtype, size, require_native))
+        settle()  # the float64 check's BLAS workers spin ~0.1 s
+        gemm.op()
+        fastest = min(_seconds(gemm.op) for _ in range(3))
+        return gemm.ops / fastest
+
+    return [made[size] for size in climb(probe)]
+
+
+def _seconds(op: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    op()
+    return time.perf_counter() - t0
 
 
 def _torch_roof(dtype: str, n: int, runs: int) -> ComputeRoof:
@@ -226,7 +253,8 @@ class ComputeRounds:
         self.skipped: dict[str, str] = {}
         for dtype in dtypes:
             try:
-                self._add(_torch_gemm(dtype, _checked(dtype, n, require_native)))
+                for gemm in square_gemms(dtype, n, require_native):
+                    self._add(gemm)
             except BackendUnavailable as exc:
                 self.skipped[dtype] = str(exc)
         for dtype, (layers, rows) in (linear or {}).items():

@@ -28,6 +28,7 @@ def roofs_of(state: RunState) -> Roofs | None:
         referee=referees[DRAM] * 1e9 if referees.get(DRAM) else None,
         peak_referees={DTYPES[d].numpy: v * 1e9 for d, v in referees.items() if d in DTYPES},
         level_referees={k: v * 1e9 for k, v in referees.items() if k not in DTYPES},
+        peak_kernels=dict(c.peak_kernels),
     )
 
 

@@ -39,6 +39,7 @@ from ..measure.ceilings import (
     STREAM_ROUND_S,
     CeilingRounds,
     default_gemm_n,
+    fastest_gemms,
     point_shapes,
     read_roof,
     roof_kernel,
@@ -107,6 +108,9 @@ class RunRoofs:
     peak_gflops: Mapping[str, float]
     #: the median's confidence interval, high ÷ low, per STREAM kernel
     spreads: Mapping[str, float] = field(default_factory=dict)
+    #: each numpy dtype's roof GEMM with its size (:attr:`~roofline.measure.ceilings.GemmPeak.kernel`), and the size
+    peak_kernels: Mapping[str, str] = field(default_factory=dict)
+    gemm_sizes: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -133,7 +137,8 @@ class RunState:
     round of the roofs they referee (GB/s of its load kernel inside each memory level, GFLOP/s of its FMA
     peaks "fp32", "fp64").
     ``chosen``: the variables' choices (the sizes this run used); ``blas_threads``: the threads the BLAS
-    ran on (the ``time_`` twins use as many); ``gemm_n``: the size of the suite dtype's GEMM ceiling.
+    ran on (the ``time_`` twins use as many); ``gemm_n``: the size of the suite dtype's square GEMM ceiling (the
+    fastest of the sizes it climbed, or ROOFLINE_GEMM_N).
     """
 
     chosen: Mapping[str, tuple]
@@ -297,10 +302,13 @@ class _Ceilings(Part):
         # the roof is the figure hardware_from() makes of the roof kernel (its fastest round); the others alike
         self.warnings += [w for k, bw in c.bandwidth.items() for w in guards.noisy_passes(bw.spread, f"{k} bandwidth")]
         bandwidth = {**c.bandwidth, CEILING_KERNEL: read_roof(c.bandwidth)}  # read: the fastest read kernel's
+        roofs = fastest_gemms(c.peaks, c.shaped.values())
         return RunRoofs(
             {k: bw.roof / 1e9 for k, bw in bandwidth.items()},
             {d: hw.peak_flops[by_numpy(d).name] / 1e9 for d in c.peaks},
             {k: bw.spread for k, bw in c.bandwidth.items()},
+            {d: g.kernel for d, g in roofs.items()},
+            {d: g.n for d, g in c.peaks.items()},
         )
 
 
@@ -525,7 +533,8 @@ def measure_run(
     watch = Watch(replace(before, blas_threads=threads, cores=cores))
     with blas_limit(threads if threads < cores else None):
         state = _measure(chosen, grid, sweep, gemm_n, llc, watch, progress)
-    gemm_n = gemm_n or default_gemm_n(SUITE.numpy)
+    sizes = state["ceilings"].value.gemm_sizes if state["ceilings"].ok else {}
+    gemm_n = gemm_n or sizes.get(SUITE.numpy) or default_gemm_n(SUITE.numpy)
     return RunState(chosen, llc[0], llc[1], sweep[0], blas_threads=threads, gemm_n=gemm_n, **state)
 
 
