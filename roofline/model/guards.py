@@ -108,7 +108,8 @@ def twins_disagree(twins: Sequence[tuple[str, float, float, float]]) -> list[str
         return []
     return [
         f"asv's time_ twins read beyond the spread of this run's timing: {', '.join(apart)} "
-        "(separate processes at different moments: compare twins with twins)"
+        "(the same step and threads in another process minutes later: the run's figure is the one its roofs were "
+        "timed beside; the gap is the machine moving between them, docs/measured/twins.md; compare twins with twins)"
     ]
 
 
