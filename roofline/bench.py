@@ -327,7 +327,7 @@ def run_bench(
                 return busy
             stage[0] = "the machine file"
             from .host import gpu_facts
-            from .suite.machine_file import register
+            from .suite.machine_file import keys_results_lack, register
 
             # asv's machine file, non-interactively, with roofline's keys (the GPU's name too: the same
             # entry as `roofline machine` writes, so the key does not flip between the two)
@@ -337,6 +337,12 @@ def run_bench(
                 _say(
                     f"machine {machine!r} still has keys roofline no longer writes ({', '.join(retired)}): "
                     f"`roofline machine --migrate {results}` takes them out of its results too, history kept whole"
+                )
+            new_keys = keys_results_lack(results / machine, entry)
+            if new_keys:
+                _say(
+                    f"machine {machine!r}'s earlier results lack keys this run records ({', '.join(new_keys)}): asv "
+                    f"graphs them apart until `roofline machine --migrate {results}` fills them in, history kept whole"
                 )
             folder = results / machine
             before = _snapshot(folder)

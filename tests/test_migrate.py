@@ -144,3 +144,17 @@ def test_the_example_results_migrate_into_one_machine_and_still_report(tmp_path,
 def test_a_missing_results_folder_is_exit_2(tmp_path, capsys):
     assert migrate(tmp_path / "none") == 2
     one_line_error(capsys.readouterr().err)
+
+
+def test_results_that_lack_a_key_the_machine_now_records_are_named_before_asv_splits_them(tmp_path):
+    """A new stable key (cpu_core, cpu_clock) in the machine entry files the next run apart from the earlier
+    ones in asv's graphs: make bench names the keys and the migration that fills them in."""
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "machine.json").write_text("{}")
+    (folder / "old.json").write_text(json.dumps({"params": {"machine": "m", "blas": "openblas"}}))
+    (folder / "new.json").write_text(json.dumps({"params": {"machine": "m", "blas": "openblas", "cpu_core": "zen4"}}))
+    (folder / "broken.json").write_text("{")
+    entry = {"blas": "openblas", "cpu_core": "zen4", "cpu_clock": "", "gpu": ""}
+    assert machine_file.keys_results_lack(folder, entry) == ["cpu_core"]
+    assert machine_file.keys_results_lack(tmp_path / "absent", entry) == []

@@ -231,6 +231,22 @@ def register(
     return name, entry, retired_keys(entry)
 
 
+def keys_results_lack(folder: Path, entry: Mapping[str, object]) -> list[str]:
+    """The stable keys ``entry`` holds that a result file in ``folder`` lacks: asv graphs such results apart from
+    the new ones until a migration fills the keys in (unreadable files are skipped)."""
+    want = [k for k in STABLE_KEYS if str(entry.get(k, "")).strip()]
+    lacking: set[str] = set()
+    for path in sorted(Path(folder).glob("*.json")) if Path(folder).is_dir() else ():
+        if path.name == "machine.json":
+            continue
+        try:
+            params = json.loads(path.read_text(encoding="utf-8")).get("params") or {}
+        except (OSError, ValueError, AttributeError):
+            continue
+        lacking |= {k for k in want if k not in params}
+    return [k for k in want if k in lacking]
+
+
 # ---- migration: the retired keys out of a machine file and its recorded results, history kept whole ----
 
 
