@@ -3,6 +3,7 @@ a benchmark that raises, and an asv run killed mid-suite (SIGINT, SIGKILL)."""
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -50,7 +51,10 @@ def test_bench_runs_publishes_reports_and_plots(made_bench):
     assert dram[1] == [["'L1'", "'L2'", "'L3'", "'DRAM'"]] and peaks[1] == [["'float32'", "'float64'"]]
     if shutil.which("likwid-bench"):
         assert dram[0][-1] > 0 and all(v > 0 for v in peaks[0]), (dram, peaks)
-        assert "the DRAM roof is" in proc.stdout and "(the GEMM" in proc.stdout
+        refereed = proc.stdout.split("referees (likwid-bench in the run's rounds")[1]
+        for roof in ("DRAM", "fp32", "fp64"):  # each roof's own figure beside its referee's, as a ratio
+            line = rf"\n    {roof}\s+own\s+[\d.]+\s+referee\s+[\d.]+ \S+\s+own ÷ referee [\d.]+"
+            assert re.search(line, refereed), roof
     else:
         assert all(v is None or v != v for v in dram[0] + peaks[0])
 
