@@ -655,9 +655,12 @@ def model_decode_grid(
 
 # ---- an engine decoding a real model file here (benchmarks/engines.py) -------------------------------
 
-#: Timed decode steps of each (format, batch) in each of the engine's three rounds: 18 pooled. At 16 the
-#: steps took 20 s of the 33 of the engine's setup_cache here (F16 batch 8: 92 ms a step).
+#: Timed decode steps of each (format, batch) up to batch 8 in each of the engine's rounds (fewer above:
+#: engine_decode.steps_at). At 16 the steps took 20 s of the 33 of the engine's setup_cache here (F16 batch 8: 92 ms).
 ENGINE_STEPS = 6
+#: The engine's rounds at most (the run's passes otherwise): with batches 1 to 64 and each format's prompt, three
+#: rounds took 49 s of make bench here against 10 s for batches 1 and 8; two keep it within its budget.
+ENGINE_ROUNDS = 2
 
 
 def engine_decode_grid(
@@ -686,7 +689,7 @@ def engine_decode_grid(
             list(formats),
             list(batches),
             steps=ENGINE_STEPS,
-            rounds=passes(),
+            rounds=min(passes(), ENGINE_ROUNDS),
             gemm_n=params.gemm_n(),
             roofs=roofs,
         )
