@@ -135,6 +135,10 @@ def test_the_asv_grid_fails_the_crashed_row_with_its_reason_and_measures_the_res
         harness.engine_entry(grid, "Q4_0", 1)
     entry = harness.engine_entry(grid, "F16", 1)
     assert entry["tokens_per_s"] > 0 and entry["kernel_path_code"] == 2.0
+    assert "engine_roof_gflops" not in entry  # a quick look times no prompt: no engine roof
+    monkeypatch.setenv("ROOFLINE_QUICK", "0")
+    full = harness.engine_entry(harness.engine_decode_grid("crashing", ["F16"], [1]), "F16", 1)
+    assert full["engine_roof_gflops"] > 0 and full["predicted_crossover"] > 0
 
 
 # ---- the decisions about the engine that read the machine, on every machine profile ------------------

@@ -670,7 +670,7 @@ def engine_decode_grid(
     entries as :func:`gpu_grid`'s, a measured one with tokens/s (wall clock and the engine's counters), the
     bound's, bound ÷ measured and the prediction (bound × the suite's batch-1 GEMV fraction)."""
     from ..errors import BadInput
-    from ..measure.engine_decode import crossovers, hold_engine, measure_engine_decode
+    from ..measure.engine_decode import PROMPT_TOKENS, crossovers, hold_engine, measure_engine_decode
     from ..measure.engines import lookup_engine
 
     skipped = _not_chosen(batches, params.engine_batches(), "ROOFLINE_ENGINE_BATCH")
@@ -692,6 +692,7 @@ def engine_decode_grid(
             rounds=min(passes(), ENGINE_ROUNDS),
             gemm_n=params.gemm_n(),
             roofs=roofs,
+            prompt_tokens=0 if params.quick() else PROMPT_TOKENS,  # a quick look: no engine roof (6 s of its 62)
         )
     except BadInput as exc:  # the model cannot be written or run here (disk, memory, shape)
         return _noted(ENGINE_CLASSES.get(engine, engine), {**unchosen, **{k: Skipped(str(exc)) for k in keys}})
