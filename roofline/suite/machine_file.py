@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BadInput
-from ..files import atomic_write
+from ..files import atomic_write, read_json_object
 from ..model.catalogue import match_host, parse_figure
 from ..model.microarch import clock_of, core_of
 
@@ -291,13 +291,7 @@ def _migrated(entry: Mapping[str, object], fill: Mapping[str, str]) -> tuple[dic
 
 
 def _load(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BadInput(f"{path} cannot be read as JSON ({exc}); fix or move it: nothing was migrated") from None
-    if not isinstance(data, dict):
-        raise BadInput(f"{path} is not a JSON object; fix or move it: nothing was migrated")
-    return data
+    return read_json_object(path, "migrated")
 
 
 def plan_migration(

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BadInput
+from ..files import read_json_object
 from .machine_file import check_machine_name
 from .merge import MACHINE_FILE, _exchange, _locked, _sync_tree
 from .results import Results, read_results
@@ -54,12 +55,7 @@ def _renamed(path: Path, new: str) -> bytes:
     sorted), a result file as asv writes it (one line, keys in their order); any other file as it is."""
     if path.suffix != ".json":
         return path.read_bytes()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BadInput(f"{path} cannot be read as JSON ({exc}); fix or move it: nothing was renamed") from None
-    if not isinstance(data, dict):
-        raise BadInput(f"{path} is not a JSON object; fix or move it: nothing was renamed")
+    data = read_json_object(path, "renamed")
     if path.name == MACHINE_FILE:
         return json.dumps({**data, "machine": new}, indent=4, sort_keys=True).encode()
     params = data.get("params")
