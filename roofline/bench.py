@@ -338,14 +338,14 @@ def run_bench(
                     f"machine {machine!r} still has keys roofline no longer writes ({', '.join(retired)}): "
                     f"`roofline machine --migrate {results}` takes them out of its results too, history kept whole"
                 )
-            new_keys = keys_results_lack(results / machine, entry)
+            folder = results / machine
+            before = _snapshot(folder)
+            new_keys = keys_results_lack(before, entry)  # the bytes just read, not the folder again
             if new_keys:
                 _say(
                     f"machine {machine!r}'s earlier results lack keys this run records ({', '.join(new_keys)}): asv "
                     f"graphs them apart until `roofline machine --migrate {results}` fills them in, history kept whole"
                 )
-            folder = results / machine
-            before = _snapshot(folder)
             status = _run(
                 results, html, machine, commit, same_python, bench, stage, allow_busy, requirements,
                 gallery or publish.DEFAULT_GALLERY,

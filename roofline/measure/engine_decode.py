@@ -11,10 +11,9 @@ a slow minute of a shared machine moves one round, not a ratio. The engine runs 
 (:mod:`.engine_worker`): a crash is that row's failure, and a format whose default kernels crashed here
 goes on with the engine's plain kernels (the row says so, and which kernels each row ran).
 
-The bound is ``roofline decode --hardware local`` for the same model, format (``--quant``) and
-KV length on those roofs; the prediction is the bound times the fraction of its roof the
-suite's batch-1 GEMV reached in the same rounds: what this machine's memory gives a plain
-bandwidth-bound kernel, applied to the engine's bytes.
+The bound and the prediction follow :mod:`roofline.model.engine_bound`: ``roofline decode`` counts a step's
+bytes and FLOPs (same model, format, KV length); the DRAM roof, each format's engine roof (its prompt in one
+call), the suite's batch-1 GEMV fraction and the engine's fixed cost per step, all of the same rounds, divide them.
 """
 
 from __future__ import annotations

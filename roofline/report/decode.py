@@ -201,8 +201,9 @@ class Predicted:
 
 def predict(est: DecodeEstimate, roofs: Roofs) -> tuple[Predicted, ...]:
     """Each step's bound and prediction: the bound × the batch-1 GEMV fraction where the bandwidth binds the
-    step, as :func:`roofline.measure.engine_decode.hold_engine` predicts a live run (a GEMV's efficiency
-    says nothing of arithmetic: a compute-bound step has none), and the batch fits the memory."""
+    step (a GEMV's efficiency says nothing of arithmetic: a compute-bound step has none), and the batch fits
+    the memory. A gallery machine records no engine roof of this model's format, so the live engine's rule
+    (:mod:`roofline.model.engine_bound`) has no compute term to add here."""
     f = roofs.gemv_fraction
     return tuple(
         Predicted(

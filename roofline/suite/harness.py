@@ -668,7 +668,8 @@ def engine_decode_grid(
 ) -> dict[tuple[str, int], Outcome]:
     """Decode ``shape`` (default: ``params.engine_model()``) with ``engine`` in each format at each batch;
     entries as :func:`gpu_grid`'s, a measured one with tokens/s (wall clock and the engine's counters), the
-    bound's, bound ÷ measured and the prediction (bound × the suite's batch-1 GEMV fraction)."""
+    bound's, bound ÷ measured and the prediction (:mod:`roofline.model.engine_bound`), and at batch 1 the
+    format's engine roof and crossover batch."""
     from ..errors import BadInput
     from ..measure.engine_decode import PROMPT_TOKENS, crossovers, hold_engine, measure_engine_decode
     from ..measure.engines import lookup_engine

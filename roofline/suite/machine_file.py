@@ -231,17 +231,20 @@ def register(
     return name, entry, retired_keys(entry)
 
 
-def keys_results_lack(folder: Path, entry: Mapping[str, object]) -> list[str]:
-    """The stable keys ``entry`` holds that a result file in ``folder`` lacks: asv graphs such results apart from
-    the new ones until a migration fills the keys in (unreadable files are skipped)."""
+def keys_results_lack(folder: Path | Mapping[Path, bytes], entry: Mapping[str, object]) -> list[str]:
+    """The stable keys ``entry`` holds that a result file in ``folder`` lacks (or in its files' bytes, where the
+    caller read them already): asv graphs such results apart from the new ones until a migration fills the keys
+    in (unreadable files are skipped)."""
+    if not isinstance(folder, Mapping):
+        folder = {p: p.read_bytes() for p in sorted(Path(folder).glob("*.json"))} if Path(folder).is_dir() else {}
     want = [k for k in STABLE_KEYS if str(entry.get(k, "")).strip()]
     lacking: set[str] = set()
-    for path in sorted(Path(folder).glob("*.json")) if Path(folder).is_dir() else ():
+    for path, data in folder.items():
         if path.name == "machine.json":
             continue
         try:
-            params = json.loads(path.read_text(encoding="utf-8")).get("params") or {}
-        except (OSError, ValueError, AttributeError):
+            params = json.loads(data).get("params") or {}
+        except (ValueError, AttributeError):
             continue
         lacking |= {k for k in want if k not in params}
     return [k for k in want if k in lacking]
