@@ -5,14 +5,14 @@ from a later one (tests/test_layers.py reads this table; the README points here)
 
     errors, outcome, units, host, files, interrupt  errors and input checks, a part's outcome, numbers for
                                                     people, this machine, atomic writes, stopping on a signal
-    model      pure, no clock: dtypes, hardware, arithmetic (the roofline formula), catalogue, llm, decode,
-               knee, regimes, guards, intervals, plateaus, hierarchy, contention, microarch (the cores' limits)
+    model      pure, no clock: dtypes, hardware, arithmetic (the roofline formula), catalogue, llm, llm_estimate,
+               knee, regimes, guards, intervals, plateaus, hierarchy, conditions, microarch (the cores' limits)
     measure    allocates, runs and times: pools, numpy and torch steps, timing, ceilings, sweep, overhead,
                levels, compute, likwid (the referee), roofs, a real model decoded
     suite      the asv side: params, harness (what benchmarks call), run, names, preflight, machine file,
                results, merge, gallery, fleet (the ReFrame check's side), offline HTML
     report     answers for people: cpu (the report), from_results, gpu, compare (costs, its page), gate, plot, page,
-               decode, specs
+               llm_estimate, specs
     bench, regress, publish, asv_plugin, cli, __main__  the commands and asv's plugin; the only code that prints
                                                        (with suite.harness, to asv's stderr)
 """

@@ -257,7 +257,7 @@ def non_negative_float(text: str) -> float:
 
 def interconnect_arg(text: str) -> object:
     """'450' (GB/s) → 450.0; 'nvlink4' → its Interconnect (bandwidth and latency)."""
-    from .model.decode import lookup_interconnect
+    from .model.llm_estimate import lookup_interconnect
 
     try:
         float(text)
@@ -358,8 +358,8 @@ def _add_decode(sub: argparse._SubParsersAction) -> None:
 
 def _decode_flags(args: argparse.Namespace) -> dict[str, object]:
     """The DecodeSetup keywords the decode flags give; BadInput where flags contradict each other."""
-    from .model.decode import Interconnect
     from .model.llm import INT4_GROUP_SIZE, uses_group_size
+    from .model.llm_estimate import Interconnect
 
     if args.dtype is not None and args.quant is not None:
         raise BadInput("give --dtype or --quant, not both")
@@ -391,9 +391,9 @@ def _decode_flags(args: argparse.Namespace) -> dict[str, object]:
 
 
 def _run_decode(args: argparse.Namespace) -> int:
-    from .model.decode import DecodeSetup, check_inputs, estimate, require_fits
     from .model.llm import SETTABLE_FIELDS, custom_model, lookup_model
-    from .report.decode import check_fits, check_roofs, format_estimate, format_predicted, predict, resolve_roofs
+    from .model.llm_estimate import DecodeSetup, check_inputs, estimate, require_fits
+    from .report.llm_estimate import check_fits, check_roofs, format_estimate, format_predicted, predict, resolve_roofs
 
     shape = {f: getattr(args, f) for f in (*SETTABLE_FIELDS, "tied_embeddings")}
     base = None if args.model.strip().lower() == "custom" else lookup_model(args.model)
@@ -435,8 +435,8 @@ def _run_measured_decode(args: argparse.Namespace, base, model, flags: dict[str,
     from .measure.contention import watched
     from .measure.llm_build import MODEL_DTYPES, import_transformers
     from .measure.llm_decode import hold_against_bound, local_hardware, measure_model_decode
-    from .model.decode import DecodeSetup, check_inputs, estimate
-    from .report.decode import LOCAL, format_estimate, format_measured, measured_dict, watch_note
+    from .model.llm_estimate import DecodeSetup, check_inputs, estimate
+    from .report.llm_estimate import LOCAL, format_estimate, format_measured, measured_dict, watch_note
 
     if args.hardware.strip().lower() != LOCAL:
         raise BadInput(f"--measure decodes on this machine: give --hardware {LOCAL}, not {args.hardware!r}")
@@ -502,10 +502,10 @@ def _run_engine_decode(args: argparse.Namespace, base, model, flags: dict[str, o
     from .errors import BackendUnavailable
     from .measure.engine_decode import KV_DTYPE, engine_setup, hold_engine, measure_engine_decode
     from .measure.engines import lookup_engine
-    from .model.decode import check_inputs, estimate
     from .model.gguf_layout import GGUF_FORMATS, check_shape
+    from .model.llm_estimate import check_inputs, estimate
     from .outcome import Skipped
-    from .report.decode import LOCAL, engine_dict, format_engine, format_estimate
+    from .report.llm_estimate import LOCAL, engine_dict, format_engine, format_estimate
     from .suite import params
 
     if not args.measure:
@@ -897,7 +897,7 @@ def _compare_question(args: argparse.Namespace, summaries: list, sources: list[s
     (None, summaries) without --model (then its flags are refused)."""
     from .model.llm import lookup_model
     from .report.compare import datasheet_summary
-    from .report.decode import ask_machines
+    from .report.llm_estimate import ask_machines
 
     if args.model is None:
         given = [f for f in MODEL_FLAGS[1:] if getattr(args, f) is not None]

@@ -183,7 +183,7 @@ def _gate(
 
 def _busy_after(lost: float | None, allow_busy: bool, status: int) -> int:
     """``status``, or :data:`EXIT_BUSY` where others took the machine during the run (unless ``allow_busy``)."""
-    from .model.contention import Conditions
+    from .model.conditions import Conditions
 
     reasons = Conditions(lost_share=lost).reasons()
     if not reasons:

@@ -87,7 +87,7 @@ def test_a_contended_report_exits_3_unless_allowed(capsys, monkeypatch, tmp_path
     """Figures measured under contention: the report says so first, and the exit status says so too."""
     import dataclasses
 
-    from roofline.model.contention import Conditions
+    from roofline.model.conditions import Conditions
     from roofline.report import from_results
 
     real = from_results.report_from_results

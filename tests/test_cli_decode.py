@@ -11,7 +11,7 @@ import pytest
 from roofline import host as system
 from roofline.cli import main
 from roofline.measure import ceilings, contention
-from roofline.model.contention import Conditions
+from roofline.model.conditions import Conditions
 from roofline.model.hardware import Hardware
 
 from .clitools import one_line_error

@@ -13,7 +13,7 @@ import pytest
 from roofline.errors import KernelMismatch
 from roofline.measure import contention
 from roofline.measure.contention import CpuTimes, blas_limit, cpu_times, lost_shares, sample_cpu
-from roofline.model.contention import (
+from roofline.model.conditions import (
     LOST_SHARE_LIMIT,
     REFERENCE_MARGIN,
     Conditions,

@@ -13,10 +13,10 @@ import pytest
 
 from roofline.errors import BadInput
 from roofline.measure.engines import EngineMeasured, LlamaCpp, lookup_engine
-from roofline.model.decode import DecodeSetup
 from roofline.model.gguf_layout import GGUF_FORMATS, check_shape, data_bytes, gguf_format, llama_tensors, step_bytes
 from roofline.model.hardware import Hardware
 from roofline.model.llm import custom_model, lookup_model
+from roofline.model.llm_estimate import DecodeSetup
 from roofline.outcome import Skipped
 
 from .clitools import interrupt, one_line_error

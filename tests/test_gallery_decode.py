@@ -11,11 +11,11 @@ import pytest
 
 from roofline.cli import main
 from roofline.model.arithmetic import gemm_intensity
-from roofline.model.decode import DecodeSetup, estimate
 from roofline.model.hardware import Hardware
 from roofline.model.llm import lookup_model
+from roofline.model.llm_estimate import DecodeSetup, estimate
 from roofline.report import compare, compare_page
-from roofline.report.decode import Roofs, gallery_roofs, predict
+from roofline.report.llm_estimate import Roofs, gallery_roofs, predict
 from roofline.suite.results import read_results
 
 from .asv_fixtures import snapshot

@@ -3,7 +3,7 @@
 Nothing here asserts a speed: figures are positive, validated, one per level, and compared only by
 ratios of things measured alternately. Agreement with the referees (likwid-bench ±15 % per level,
 tools/stream_triad.c ±10 %) needs a quiet machine: those assertions run where ROOFLINE_QUIET=1
-(tools/quiet_checks_14.sh sets it) and the machinery they use runs everywhere.
+(tools/roofs_vs_likwid.sh sets it) and the machinery they use runs everywhere.
 """
 
 import os

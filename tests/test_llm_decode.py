@@ -13,11 +13,11 @@ from roofline.cli import main
 from roofline.errors import BadInput, KernelMismatch
 from roofline.measure.llm_decode import ModelDecodeRun, PathTiming, hold_against_bound, measured_setup
 from roofline.measure.timing import Timing
-from roofline.model.decode import BOUND_SLACK, beats_bound, bound_fraction, step
 from roofline.model.hardware import Hardware
 from roofline.model.llm import custom_model
+from roofline.model.llm_estimate import BOUND_SLACK, beats_bound, bound_fraction, step
 from roofline.outcome import Skipped
-from roofline.report.decode import format_measured
+from roofline.report.llm_estimate import format_measured
 
 HAVE_MODELS = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers"))
 needs_models = pytest.mark.skipif(not HAVE_MODELS, reason="torch and transformers are not installed")

@@ -319,7 +319,7 @@ def test_the_backend_grid_runs_on_the_cores_its_watch_leaves_and_says_when_conte
     from contextlib import contextmanager
 
     from roofline.measure import contention
-    from roofline.model.contention import Conditions
+    from roofline.model.conditions import Conditions
 
     from .test_run import _fake_timing, _FakeStep
 

@@ -10,7 +10,7 @@ import pytest
 
 from roofline.bench import TWIN_REPEAT
 from roofline.model.arithmetic import gemm_intensity
-from roofline.model.contention import Conditions
+from roofline.model.conditions import Conditions
 
 from .asvtools import ROOT, asv, git, load_results, result_files, selection
 

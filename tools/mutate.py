@@ -1,6 +1,6 @@
 """A small AST mutation check: does the test suite notice when the arithmetic changes?
 
-    python tools/mutate.py roofline/model/decode.py tests/test_decode_model.py tests/test_models.py \
+    python tools/mutate.py roofline/model/llm_estimate.py tests/test_llm_estimate.py tests/test_models.py \
         tests/test_cli_decode.py [--only NAME,NAME] [--list] [--jobs 2] [--json OUT] [-k EXPR] [--indices 3,17]
 
 Each mutant changes one node of the module's syntax tree (an arithmetic or comparison operator, a

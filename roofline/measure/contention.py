@@ -1,6 +1,6 @@
 """Sampling what the machine gives us: ``/proc/stat`` over a window, and a reference kernel's time.
 
-Judged by :mod:`roofline.model.contention`. Linux only: elsewhere the CPU figures are None and only
+Judged by :mod:`roofline.model.conditions`. Linux only: elsewhere the CPU figures are None and only
 the reference kernel speaks.
 
 - :func:`sample_cpu` sleeps for a window (1.5 s by default) and returns the share of the cores'
@@ -11,7 +11,7 @@ the reference kernel speaks.
 - :func:`reference_seconds`: a small cache-resident GEMV through the BLAS on all its threads (the
   kernel a busy neighbour hurts most), median time per call.
 - :func:`blas_limit`: the BLAS on fewer threads for a while (threadpoolctl), the suite's answer to a
-  machine found busy (:func:`~roofline.model.contention.blas_threads_for`).
+  machine found busy (:func:`~roofline.model.conditions.blas_threads_for`).
 - :func:`watched`: all of it around one measurement: the sample, the threads it leaves, the watch.
 """
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import KernelMismatch
 from ..host import blas_threads, cpu_count
-from ..model.contention import Conditions, blas_threads_for
+from ..model.conditions import Conditions, blas_threads_for
 from .numpy_step import reference_product, relative_error
 from .pools import random_array
 
@@ -167,7 +167,7 @@ class Watch:
     """The conditions of a measurement: ``before`` (a quiet-looking sample), then start() … stop().
 
     ``before``: the :func:`sample_cpu` result taken just before (or None to skip it). stop() returns
-    the :class:`~roofline.model.contention.Conditions` of the whole: the larger lost share of the two
+    the :class:`~roofline.model.conditions.Conditions` of the whole: the larger lost share of the two
     windows, the reference kernel's drift and, when given, the decode steps' flat timing.
     """
 
@@ -229,7 +229,7 @@ def limit_blas(threads: int | None) -> None:
 @dataclass
 class Watched:
     """What :func:`watched` ran under: the threads the BLAS and OpenMP pools had, of ``cores``; after the
-    block, the :class:`~roofline.model.contention.Conditions` of the whole (None until then)."""
+    block, the :class:`~roofline.model.conditions.Conditions` of the whole (None until then)."""
 
     threads: int
     cores: int
@@ -239,7 +239,7 @@ class Watched:
 @contextmanager
 def watched(sample_s: float = SAMPLE_S, flat: Callable[[], bool | None] | None = None) -> Iterator[Watched]:
     """Measure the block as the suite's run does: watch the cores first (:func:`sample_cpu`), put the BLAS and
-    OpenMP pools on the cores others leave (:func:`~roofline.model.contention.blas_threads_for`: on this
+    OpenMP pools on the cores others leave (:func:`~roofline.model.conditions.blas_threads_for`: on this
     project's 2-core VM beside a busy neighbour, a numpy GEMV on both cores cost a scheduler slice, ~8 ms a
     call at any size, on one core 0.3-1 ms), and :class:`Watch` the whole; ``flat`` (called at the end) says
     whether the block's timings ignored the work."""

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field, replace
 from ..errors import BadInput, KernelMismatch, positive_int
 from ..host import blas_threads, cpu_count, total_memory_bytes
 from ..model.arithmetic import gemm_intensity, roofline_fraction
-from ..model.decode import DecodeSetup, Step, beats_bound, bound_fraction, size_text, step
 from ..model.engine_bound import EngineRoofs, prompt_flops
 from ..model.gguf_layout import GGUF_FORMATS, gguf_format, step_bytes
 from ..model.hardware import Hardware
 from ..model.knee import fit_knee
 from ..model.llm import ModelShape, custom_model
+from ..model.llm_estimate import DecodeSetup, Step, beats_bound, bound_fraction, size_text, step
 from ..outcome import Failed, Skipped
 from .ceilings import CeilingRounds, Ceilings
 from .engine_worker import Died, Done, Job, Worker, engine_path

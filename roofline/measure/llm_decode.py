@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 from ..errors import BadInput, KernelMismatch, positive_int
 from ..host import import_torch, total_memory_bytes
-from ..model.decode import DecodeSetup, Step, beats_bound, bound_fraction, step
 from ..model.hardware import Hardware
 from ..model.llm import ModelShape
+from ..model.llm_estimate import DecodeSetup, Step, beats_bound, bound_fraction, step
 from .ceilings import CEILING_KERNEL, GemmPeak, stream_bandwidth
 from .llm_build import build_model, check_memory, import_transformers, torch_dtype
 from .timing import Timing

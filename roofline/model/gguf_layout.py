@@ -5,7 +5,7 @@ roofline writes every matrix is in one weight format and the norms are F32, as l
 converter leaves them. The formats here are llama.cpp's names for roofline's weight formats
 (:data:`roofline.model.llm.QUANT_FORMATS`); their bytes come from that one table. A decode step reads
 every matrix once but only one row of ``token_embd`` per sequence (a lookup), which the bound
-(:mod:`roofline.model.decode`) already leaves out; a tied model's head is ``token_embd`` read whole.
+(:mod:`roofline.model.llm_estimate`) already leaves out; a tied model's head is ``token_embd`` read whole.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ from ..suite.names import (
 from ..suite.results import Benchmark, MachineResults, Results, Run, meaning
 from ..units import NA, sig, table
 from .costs import Cost
-from .decode import ModelQuestion
+from .llm_estimate import ModelQuestion
 
 #: The ceilings are measured on the CPU: a datasheet is compared only for these catalogue kinds.
 BANDWIDTH_KINDS = ("cpu", "soc")

@@ -33,8 +33,7 @@ from ..model.arithmetic import (
     gemm_intensity,
     ridge_point,
 )
-from ..model.contention import Conditions
-from ..model.decode import bound_fraction, size_text
+from ..model.conditions import Conditions
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import H100, Hardware
 from ..model.hierarchy import (
@@ -49,6 +48,7 @@ from ..model.hierarchy import (
     refereed_levels,
 )
 from ..model.knee import Knee, fit_knee
+from ..model.llm_estimate import bound_fraction, size_text
 from ..model.microarch import MICROARCH, TSC, Clock, limits
 from ..model.regimes import overhead_bound_n
 

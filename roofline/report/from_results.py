@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import BadInput
 from ..measure.compute import COMPUTE_DTYPES
 from ..model.catalogue import match_host
-from ..model.contention import Conditions, flat_timing
+from ..model.conditions import Conditions, flat_timing
 from ..model.hierarchy import DRAM, ComputeRoof, Hierarchy, LevelRoof
 from ..suite.names import (
     BANDWIDTH_REFEREE,

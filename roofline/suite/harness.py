@@ -609,7 +609,7 @@ def model_decode_grid(
     """
     from ..measure.llm_build import import_transformers
     from ..measure.llm_decode import hold_against_bound, local_hardware, measure_model_decode
-    from ..model.decode import DecodeSetup, step
+    from ..model.llm_estimate import DecodeSetup, step
 
     shape = shape or params.model_decode()
     grid = _not_chosen(batches, params.model_batches(), "ROOFLINE_MODEL_BATCH")

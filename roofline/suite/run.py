@@ -54,7 +54,7 @@ from ..measure.sweep import SWEEP_BATCHES, SWEEP_REPEATS, SweepRounds
 from ..measure.timing import settle
 from ..model import guards
 from ..model.arithmetic import crossover_batch, gemm_intensity, roofline_fraction
-from ..model.contention import Conditions, blas_threads_for, flat_timing
+from ..model.conditions import Conditions, blas_threads_for, flat_timing
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import Hardware
 from ..model.hierarchy import LevelRoof
@@ -522,7 +522,7 @@ def measure_run(
     (default: ROOFLINE_SWEEP_N, 1..1024). ``progress``: a bar for the run's turns, made as
     ``progress(total=...)`` (tqdm's interface; the caller shows it). When the sample before measuring
     finds other threads runnable, the BLAS runs on the cores they leave
-    (:func:`~roofline.model.contention.blas_threads_for`) and the run says so: it is flagged.
+    (:func:`~roofline.model.conditions.blas_threads_for`) and the run says so: it is flagged.
     """
     chosen = params.chosen(grid) if chosen is None else chosen
     sweep = sweep or (params.sweep_n(), SWEEP_BATCHES)

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import BadInput
 from ..model.arithmetic import gemm_intensity, roofline_fraction
-from ..model.decode import BOUND_SLACK, DecodeEstimate, DecodeSetup, estimate, require_fits, size_text
 from ..model.dtypes import DTYPES, SUITE
 from ..model.hardware import Hardware
 from ..model.llm import natural_compute
+from ..model.llm_estimate import BOUND_SLACK, DecodeEstimate, DecodeSetup, estimate, require_fits, size_text
 from ..outcome import Skipped
 from ..units import sig
 

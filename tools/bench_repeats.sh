@@ -4,7 +4,7 @@
 # its report as JSON and asv's results file (its durations), under OUT. Run on a quiet machine after a first
 # make bench has built asv's environment (a second run: the commit already installed there).
 set -u
-out=${1:?usage: tools/bench_runs_39.sh OUT [RUNS [MAKE ARGS...]]}
+out=${1:?usage: tools/bench_repeats.sh OUT [RUNS [MAKE ARGS...]]}
 runs=${2:-5}
 shift $(( $# < 2 ? $# : 2 ))
 results=.asv/results

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The figures issue 12's "Done when" asks for, measured on a machine nobody else is using.
 #
-#   tools/quiet_checks_12.sh [OUT]      (default OUT: artifacts/quiet-12)
+#   tools/contention_checks.sh [OUT]      (default OUT: artifacts/quiet-12)
 #
 # 0. The mitigation: beside one busy process, a cache-resident n=1024 GEMV with the BLAS on every
 #    core, alternately with the BLAS on the cores the neighbour leaves (what a run found busy does).

@@ -1,6 +1,6 @@
 """Issue 39's check that the live report and asv's results of the same minutes agree: every ceiling and point.
 
-    .venv/bin/python tools/agreement_39.py LIVE.json RESULTS.json
+    .venv/bin/python tools/live_vs_asv.py LIVE.json RESULTS.json
 
 LIVE.json: ``roofline report --json`` (measured live); RESULTS.json: ``roofline report --results .asv/results
 --json`` of an asv run made just before or after. Each figure's tolerance is the spread the two measured: a

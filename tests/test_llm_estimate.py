@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 from roofline.errors import BadInput
 from roofline.model.arithmetic import crossover_batch
-from roofline.model.decode import (
+from roofline.model.hardware import Hardware
+from roofline.model.llm import PRESETS, ModelShape
+from roofline.model.llm_estimate import (
     INTERCONNECTS,
     DecodeSetup,
     batching,
@@ -20,8 +22,6 @@ from roofline.model.decode import (
     require_fits,
     step,
 )
-from roofline.model.hardware import Hardware
-from roofline.model.llm import PRESETS, ModelShape
 
 # Built here, not looked up, so these tests do not depend on the hardware catalogue.
 TPU_V5E = Hardware("TPU v5e", {"bf16": 197e12, "int8": 394e12}, 8.19e11, memory_bytes=16e9)

@@ -1,4 +1,4 @@
-"""The closing-note figures of the hierarchical roofline, for a quiet machine (run by tools/quiet_checks_14.sh).
+"""The closing-note figures of the hierarchical roofline, for a quiet machine (run by tools/roofs_vs_likwid.sh).
 
 One run: the working-set sweep with likwid-bench's load kernel run at one working set inside each
 level between its rounds; the compute roofs per dtype beside likwid-bench's FMA peaks; then the decode
