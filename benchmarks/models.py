@@ -1,9 +1,13 @@
 """A real model decoded on this machine: a Llama-3-8B slice built by transformers with random weights.
 
-Thin by design: the batch here, everything else in :mod:`roofline.suite.harness` (``roofline decode
---measure`` is the same measurement as a command). setup_cache builds the model once and measures
-every batch; a batch whose bound alone would overrun make bench's budget here, or a machine without
-torch and transformers, is recorded as skipped with the reason.
+Thin by design: the batch here, everything else in :mod:`roofline.suite.harness`. setup_cache builds the
+model once and measures every batch; a batch whose bound alone would overrun make bench's budget here,
+or a machine without torch and transformers, is recorded as skipped with the reason.
+
+``roofline decode --measure`` decodes the same way on roofs measured the same way, but it is not the same
+measurement, on purpose: it prefills a context of 256 (here 32) and times 7 steps after 2 warm-ups (here 3
+after 1), and its roofs are measured then (:func:`roofline.suite.run.model_roofs`) where this class divides
+by the asv run's own (docs/models.md, "--measure beside models.ModelDecode").
 """
 
 from .common import Benchmark, measured, suite

@@ -8,13 +8,17 @@ from a later one (tests/test_layers.py reads this table; the README points here)
     model      pure, no clock: dtypes, hardware, arithmetic (the roofline formula), catalogue, llm, llm_estimate,
                knee, regimes, guards, intervals, plateaus, hierarchy, conditions, microarch (the cores' limits)
     measure    allocates, runs and times: pools, numpy and torch steps, timing, ceilings, sweep, overhead,
-               levels, compute, likwid (the referee), roofs, a real model decoded
-    suite      the asv side: params, harness (what benchmarks call), run, names, preflight, machine file,
-               results, merge, gallery, fleet (the ReFrame check's side), offline HTML
-    report     answers for people: cpu (the report), from_results, gpu, compare (costs, its page), gate, plot, page,
-               llm_estimate, specs
-    bench, regress, publish, asv_plugin, cli, __main__  the commands and asv's plugin; the only code that prints
-                                                       (with suite.harness, to asv's stderr)
+               levels, compute, likwid (the referee), cuda ceilings, a real model decoded
+    suite      the asv side: params, harness (what benchmarks call), run (and measure_roofs, the one way this
+               machine's roofs are measured), gpu (a GPU's run), live (the live report's run), names,
+               preflight, machine file, asv files (the one reader and writer of asv's results folder), results,
+               merge, gallery, fleet (the ReFrame check's side), offline HTML
+    report     answers for people, rendered from typed results: cpu (the report), from_run, from_results, summary
+               (one machine's run), gpu, compare (costs, its page), gate, plot, page, llm_estimate, specs
+    asv_driver, bench, regress, publish, asv_plugin, cli, __main__  the commands (cli: a module per command), the
+                                                                   asv driver bench and regress share, and asv's
+                                                                   plugin; the only code that prints (with
+                                                                   suite.harness, to asv's stderr)
 """
 
 __version__ = "0.1.0"

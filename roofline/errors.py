@@ -9,6 +9,12 @@ import numbers
 EXIT_BUSY = 3
 
 
+def busy_exit(status: int, contended: bool, allow_busy: bool) -> int:
+    """The one rule of every command that measures: figures measured under contention (``contended``) make the
+    exit status at least :data:`EXIT_BUSY`, unless ``allow_busy`` accepts them; otherwise ``status`` stands."""
+    return max(status, EXIT_BUSY) if contended and not allow_busy else status
+
+
 class RooflineError(Exception):
     """Base class of every error roofline raises on purpose."""
 

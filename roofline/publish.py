@@ -5,13 +5,14 @@ asv's page working offline (:func:`~roofline.suite.offline_html.make_offline`: i
 roofline, the graphs no machine has a value for not listed), the report's picture, the comparison page
 (``compare.html``) and the landing page in front of asv's (moved to ``asv.html``). ``roofline bench``
 calls these one by one with the run it just made; :func:`finish` does it for a plain ``asv publish``
-(through :mod:`roofline.asv_plugin`), from the run last recorded.
+(through :mod:`roofline.asv_plugin`), from the run last recorded. Each reads the results folder as the command
+read it once (:func:`read`): its :class:`~roofline.suite.results.Results`, or why there are none, which each page
+that needs them says.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from pathlib import Path
 
@@ -19,7 +20,13 @@ from .errors import BadInput
 from .host import llc_bytes
 from .model.guards import llc_overridden
 from .report.page import PICTURE
+from .suite import asv_files
+from .suite.asv_files import ResultsFolder
 from .suite.notes import Note
+from .suite.results import Results, read_results, results_of
+
+#: The results folder as a command read it once: its results, or why it holds none (:func:`read`).
+Read = Results | BadInput
 
 #: Set by ``roofline bench`` for the ``asv publish`` it runs: it finishes the page itself, with the run's own
 #: report, so the asv plugin leaves the folder as asv wrote it.
@@ -29,18 +36,37 @@ BY_VARIABLE = "ROOFLINE_PUBLISH_BY"
 DEFAULT_GALLERY = Path("examples/results")
 
 
-def compare_page(results: Path, html: Path, gallery: Path) -> None:
+def read(results: Path | ResultsFolder) -> Read:
+    """The results folder (a path, or the files :func:`~roofline.suite.asv_files.load` read already) as the
+    pages below take it: its results, or the BadInput that says why it holds none."""
+    try:
+        return results_of(results) if isinstance(results, ResultsFolder) else read_results(results)
+    except BadInput as exc:
+        return exc
+
+
+def _results(results: Read) -> Results:
+    """``results``, or the BadInput that says why there are none, raised."""
+    if isinstance(results, BadInput):
+        raise results
+    return results
+
+
+def compare_page(results: Read, html: Path, gallery: Path) -> None:
     """The comparison page (compare.html) beside asv's index, linked from it: this run's machines and the
-    gallery's; a line on stderr, and no page, where they cannot be compared."""
-    from .report.compare import build_comparison, summarize
+    gallery's (read here: it is another folder); a line on stderr, and no page, where they cannot be compared."""
+    from .report.compare import build_comparison
     from .report.compare_page import link_from_index, write_page
-    from .suite.results import combine, read_results
+    from .report.summary import summarize
+    from .suite.results import combine
 
     if not (html / "index.html").is_file():
         return
-    folders = [results] + ([gallery] if gallery.is_dir() and gallery.resolve() != results.resolve() else [])
     try:
-        summaries, _ = summarize(combine([read_results(f) for f in folders]))
+        res = _results(results)
+        other = gallery.is_dir() and gallery.resolve() != res.path.resolve()
+        folders = [res.path] + ([gallery] if other else [])
+        summaries, _ = summarize(combine([res] + [read_results(f) for f in folders[1:]]))
         page = write_page(build_comparison(summaries, [str(f) for f in folders]), html)
     except (BadInput, OSError) as exc:
         print(f"roofline: no comparison page: {exc}", file=sys.stderr)
@@ -65,13 +91,12 @@ def offline(html: Path) -> int:
     return 0
 
 
-def landing(html: Path, results: Path, machine: str, commit: str, report_text: str | None) -> None:
+def landing(html: Path, results: Read, machine: str | None, commit: str | None, report_text: str | None) -> None:
     """roofline's landing page in front of asv's: the picture, the report, links into asv's graphs."""
     from .report.page import write_landing
-    from .suite.results import read_results
 
     try:
-        page = write_landing(html, report_text, read_results(results), machine, commit)
+        page = write_landing(html, report_text, _results(results), machine, commit)
     except BadInput as exc:
         print(f"roofline: no landing page ({exc}); asv's page is {(html / 'index.html').resolve()}", file=sys.stderr)
         return
@@ -79,7 +104,7 @@ def landing(html: Path, results: Path, machine: str, commit: str, report_text: s
 
 
 def report(
-    results: Path,
+    results: Read,
     machine: str,
     commit: str,
     html: Path,
@@ -89,11 +114,11 @@ def report(
 ) -> tuple[str | None, str | None]:
     """The report of the results just recorded, printed (``echo``), and its picture beside the HTML; return its
     contention headline, if any, and its text. ``notes``: why rows have no figure, as the run said."""
-    from .report.cpu import render_text
     from .report.from_results import report_from_results, with_reasons
+    from .report.text import render_text
 
     try:
-        report = report_from_results(results, machine=machine, commit=commit, lost_during_run=lost_during)
+        report = report_from_results(_results(results), machine=machine, commit=commit, lost_during_run=lost_during)
         report = with_reasons(report, notes)
         # The machine file keeps the OS's LLC (a stable fact); the run just made sized its pools in this
         # environment, so a ROOFLINE_LLC_BYTES override is the LLC this report is about.
@@ -120,27 +145,26 @@ def report(
     return (report.conditions.headline() if report.conditions is not None else None), text
 
 
-def last_recorded(results: Path) -> tuple[str | None, str | None]:
+def last_recorded(results: ResultsFolder) -> tuple[str | None, str | None]:
     """(machine, commit) of the result file written last in ``results`` (None, None when there is none)."""
-    files = [p for p in Path(results).glob("*/*.json") if p.name != "machine.json"]
-    for path in sorted(files, key=lambda p: p.stat().st_mtime, reverse=True):
-        try:
-            commit = json.loads(path.read_text(encoding="utf-8")).get("commit_hash")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if isinstance(commit, str) and commit:
-            return path.parent.name, commit
-    return None, None
+    files = [f for m in results.machines.values() for f in m.files if f.commit]
+    last = max(files, key=lambda f: f.mtime, default=None)
+    return (last.path.parent.name, last.commit) if last is not None else (None, None)
 
 
 def finish(html: Path, results: Path, gallery: Path = DEFAULT_GALLERY) -> int:
     """Make a folder ``asv publish`` just wrote roofline's page (see the module); 0, or 1 where asv's page could
     not be made to work offline (the rest is then left as asv wrote it). The report and the landing page are
-    of the run last recorded."""
+    of the run last recorded; the results folder is read once for all of them."""
     if offline(html) != 0:
         return 1
-    machine, commit = last_recorded(results)
-    text = report(results, machine, commit, html, None, echo=False)[1] if machine else None
-    compare_page(results, html, gallery)
-    landing(html, results, machine, commit, text)
+    try:
+        folder: ResultsFolder | None = asv_files.load(results)
+    except BadInput:
+        folder = None
+    res = read(folder if folder is not None else results)
+    machine, commit = last_recorded(folder) if folder is not None else (None, None)
+    text = report(res, machine, commit, html, None, echo=False)[1] if machine else None
+    compare_page(res, html, gallery)
+    landing(html, res, machine, commit, text)
     return 0

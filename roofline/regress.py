@@ -24,27 +24,20 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .bench import (
-    NOTHING_MEASURED,
-    RESULTS,
-    _asv,
-    _busy_before,
-    _own_cpu,
-    _say,
-    _snapshot,
-    asv_selection,
-    asv_virtualenv,
-    check_requirements,
-    kept_results,
-    launch_method,
-    measured_anything,
-)
-from .errors import EXIT_BUSY, BadInput, Interrupted
+from . import asv_driver
+from .asv_driver import RESULTS
+from .errors import EXIT_BUSY, BadInput, Interrupted, busy_exit
 from .interrupt import signals_raise
+from .suite.asv_files import MachineFolder, ResultsFolder
 from .suite.params import quick
 from .suite.preflight import preflight
+
+if TYPE_CHECKING:
+    from .report.gate import CommitComparison
 
 #: What ``roofline regress`` runs unless ``--bench`` says otherwise: every figure of the code that reads the
 #: run's one measurement (the decode classes: GFLOP/s, GB/s, roofline fraction and the ``time_`` twins). Each
@@ -73,6 +66,18 @@ def _minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {int(seconds % 60)} s" if seconds >= 60 else f"{seconds:.0f} s"
 
 
+@dataclass(frozen=True)
+class Regression:
+    """What ``roofline regress`` found, for the command to show. ``status``: the exit status. ``gate``: the two
+    commits compared, with the results' ``warnings`` (None where the run stopped before the gate: a busy machine,
+    nothing measured, a signal). ``closing``: the lines that end the run (its time, failures, contention)."""
+
+    status: int
+    gate: CommitComparison | None = None
+    warnings: list[str] = field(default_factory=list)
+    closing: list[str] = field(default_factory=list)
+
+
 def run_regress(
     before: str,
     after: str,
@@ -83,9 +88,49 @@ def run_regress(
     allow_busy: bool = False,
     threshold: float | None = None,
     requirements: Sequence[Path] | Path | None = None,
-    as_json: bool = False,
-) -> int:
-    """Benchmark ``before`` and ``after`` (git revisions) in turn with asv, then gate them; the exit status."""
+) -> Regression:
+    """Benchmark ``before`` and ``after`` (git revisions) in turn with asv, then gate them."""
+    a, b = _commits(before, after, rounds, requirements)
+    stage, folder, snap = ["preflight"], results, MachineFolder(results.name, results)
+    start = time.monotonic()
+    with signals_raise():
+        try:
+            for line in preflight(results):
+                print(f"roofline: {line}")
+            stage[0] = "the contention check"
+            busy = asv_driver.busy_before(allow_busy)
+            if busy is not None:
+                return Regression(busy)
+            stage[0] = "the machine file"
+            from .host import gpu_facts
+            from .suite.machine_file import asv_machine_name, register
+
+            machine = register(asv_machine_name(machine), gpu=gpu_facts())[0]  # where asv by hand files it too
+            folder = results / machine
+            snap = asv_driver.snapshot(results).machine(machine)
+            regexes = asv_driver.asv_selection(bench)
+            version, asv_rc, lost = _run_both(a, b, machine, rounds, regexes, requirements, stage)
+            after = asv_driver.snapshot(results)  # read once: what asv wrote, and the gate's figures
+            if asv_rc != 0 and not asv_driver.measured_anything(after.machine(machine), snap):
+                print(f"roofline: {asv_driver.NOTHING_MEASURED}", file=sys.stderr)
+                return Regression(1)
+            stage[0] = "the gate"
+            cmp, warnings = _gate(after, a, b, machine, version, regexes, threshold)
+        except Interrupted as exc:
+            print(f"roofline: {exc} during {stage[0]}", file=sys.stderr)
+            print(f"roofline: {asv_driver.kept_results(folder, snap)}", file=sys.stderr)
+            return Regression(exc.exit_code)
+    closing = [f"regress took {_minutes(time.monotonic() - start)}: 2 commits × {rounds} round(s) of asv"]
+    status = 1 if cmp.regressed else 0
+    if asv_rc != 0:
+        closing.append("some benchmarks failed (see above): exit 1 at least")
+        status = max(status, 1)
+    status = _busy_after(lost, allow_busy, status, closing)
+    return Regression(status, cmp, warnings, closing)
+
+
+def _commits(before: str, after: str, rounds: int, requirements: Sequence[Path] | Path | None) -> tuple[str, str]:
+    """The two commits' hashes; BadInput in one line where regress cannot compare them here."""
     try:
         import asv  # noqa: F401
     except ImportError:
@@ -99,41 +144,8 @@ def run_regress(
         raise BadInput(f"--rounds must be at least 1, got {rounds}")
     if quick():
         raise BadInput("regress gates the time_ twins, which a quick look leaves out: unset ROOFLINE_QUICK (QUICK=1)")
-    check_requirements(requirements, False)
-    stage, folder, snap = ["preflight"], results, {}
-    start = time.monotonic()
-    with signals_raise():
-        try:
-            for line in preflight(results):
-                print(f"roofline: {line}")
-            stage[0] = "the contention check"
-            busy = _busy_before(allow_busy)
-            if busy is not None:
-                return busy
-            stage[0] = "the machine file"
-            from .host import gpu_facts
-            from .suite.machine_file import asv_machine_name, register
-
-            machine = register(asv_machine_name(machine), gpu=gpu_facts())[0]  # where asv by hand files it too
-            folder = results / machine
-            snap = _snapshot(folder)
-            regexes = asv_selection(bench)
-            version, asv_rc, lost = _run_both(a, b, machine, rounds, regexes, requirements, stage)
-            if asv_rc != 0 and not measured_anything(folder, snap):
-                print(f"roofline: {NOTHING_MEASURED}", file=sys.stderr)
-                return 1
-            stage[0] = "the gate"
-            status = _gate(results, a, b, machine, version, regexes, threshold, as_json)
-        except Interrupted as exc:
-            print(f"roofline: {exc} during {stage[0]}", file=sys.stderr)
-            print(f"roofline: {kept_results(folder, snap)}", file=sys.stderr)
-            return exc.exit_code
-    took = _minutes(time.monotonic() - start)
-    print(f"roofline: regress took {took}: 2 commits × {rounds} round(s) of asv", file=sys.stderr)
-    if asv_rc != 0:
-        _say("some benchmarks failed (see above): exit 1 at least")
-        status = max(status, 1)
-    return _busy_after(lost, allow_busy, status)
+    asv_driver.check_requirements(requirements, False)
+    return a, b
 
 
 def _run_both(
@@ -141,56 +153,48 @@ def _run_both(
 ) -> tuple[str, int, float | None]:
     """asv run of both commits in asv's virtualenv, rounds interleaved: (Python version, asv's exit status, the
     share of CPU time others took meanwhile)."""
-    from .measure.contention import cpu_times, lost_shares
-
     with tempfile.TemporaryDirectory(prefix="roofline-regress-") as tmp:
-        version, env = asv_virtualenv(Path(tmp), requirements, stage)
+        version, env = asv_driver.asv_virtualenv(Path(tmp), requirements, stage)
         commits = Path(tmp) / "commits.txt"
         commits.write_text(f"{a}\n{b}\n")
         run = ["run", "--show-stderr", "--record-samples", "--machine", machine, f"--python={version}"]
-        run += [*launch_method(), "-a", f"rounds={rounds}", "--interleave-rounds", f"HASHFILE:{commits}", *regexes]
+        run += [*asv_driver.launch_method(), "-a", f"rounds={rounds}", "--interleave-rounds"]
+        run += [f"HASHFILE:{commits}", *regexes]
         stage[0] = "asv run"
-        first, own0 = cpu_times(), _own_cpu()
-        rc = _asv(*run, env=env)
-        last = cpu_times()
-    lost = lost_shares(first, last, _own_cpu() - own0)[0] if first and last else None
+        rc, lost = asv_driver.run_asv_watched(*run, env=env)
     return version, rc, lost
 
 
 def _gate(
-    results: Path, a: str, b: str, machine: str, version: str, regexes: list[str], threshold, as_json: bool
-) -> int:
-    """The gate on what this run recorded: this machine, asv's virtualenv, the benchmarks it ran."""
-    from .cli import emit_json
+    results: ResultsFolder, a: str, b: str, machine: str, version: str, regexes: list[str], threshold: float | None
+) -> tuple[CommitComparison, list[str]]:
+    """The gate on what this run recorded (this machine, asv's virtualenv, the benchmarks it ran), with the
+    warnings of reading it."""
     from .report import gate
-    from .suite.results import read_results
+    from .suite.results import results_of
     from .suite.revisions import env_names
 
-    res = read_results(results)
+    res = results_of(results)
     names = selected_names(res.benchmarks, regexes[1::2])
     env = next(iter(env_names(version)))
     cmp = gate.compare_commits(
         res, a, b, machines=[machine], threshold=threshold or gate.DEFAULT_THRESHOLD, envs=[env], names=names
     )
-    for line in res.warnings + cmp.warnings:
-        print(f"roofline: warning: {line}", file=sys.stderr)
-    if as_json:
-        emit_json(cmp.as_dict())
-    else:
-        print(gate.format_commits(cmp))
-    return 1 if cmp.regressed else 0
+    return cmp, res.warnings + cmp.warnings
 
 
-def _busy_after(lost: float | None, allow_busy: bool, status: int) -> int:
-    """``status``, or :data:`EXIT_BUSY` where others took the machine during the run (unless ``allow_busy``)."""
+def _busy_after(lost: float | None, allow_busy: bool, status: int, closing: list[str]) -> int:
+    """``status``, or :data:`EXIT_BUSY` where others took the machine during the run (unless ``allow_busy``);
+    the line that says so goes to ``closing``."""
     from .model.conditions import Conditions
 
     reasons = Conditions(lost_share=lost).reasons()
+    busy = busy_exit(status, bool(reasons), allow_busy)
     if not reasons:
         return status
     line = f"measured under contention ({'; '.join(reasons)}): the gate's figures are not this machine's"
     if allow_busy:
-        _say(f"{line} (--allow-busy)")
-        return status
-    _say(f"{line}; rerun on a quiet machine (--allow-busy accepts them): exit {EXIT_BUSY}")
-    return max(status, EXIT_BUSY)
+        closing.append(f"{line} (--allow-busy)")
+    else:
+        closing.append(f"{line}; rerun on a quiet machine (--allow-busy accepts them): exit {EXIT_BUSY}")
+    return busy

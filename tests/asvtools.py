@@ -91,7 +91,7 @@ def asv(repo: Path, env: dict[str, str], *args: str, timeout: float = RUN_TIMEOU
 def selection(repo: Path, env: dict[str, str], only: str | None = None) -> list[str]:
     """asv run's ``--bench`` arguments for the combinations ``env`` chooses (what `roofline bench` passes)."""
     code = (
-        "import json, sys; from roofline.bench import asv_selection; "
+        "import json, sys; from roofline.asv_driver import asv_selection; "
         "print(json.dumps(asv_selection(sys.argv[1] or None)))"
     )
     out = subprocess.run(

@@ -93,3 +93,14 @@ def test_bad_batch_is_rejected(bad):
 def test_unknown_dtype_names_the_known_ones():
     with pytest.raises(BadInput, match="bf16"):
         ridge_point(H100, "fp8")
+
+
+def test_measured_roofs_give_a_ridge_and_a_crossover_or_none():
+    """The one rule the run, the report and compare share: ridge = peak ÷ bandwidth, crossover = ridge × bytes ÷ 2."""
+    from roofline.model.arithmetic import measured_ridge, predicted_crossover
+
+    assert measured_ridge(200e9, 25e9) == 8.0
+    assert predicted_crossover(200e9, 25e9, 4) == 16.0 and predicted_crossover(200e9, 25e9, 2) == 8.0
+    assert predicted_crossover(H100.peak("bf16"), H100.bandwidth, 2) == crossover_batch(H100, 2, "bf16")
+    for peak, bandwidth in ((None, 25e9), (200e9, None), (0.0, 25e9)):
+        assert measured_ridge(peak, bandwidth) is None and predicted_crossover(peak, bandwidth, 4) is None

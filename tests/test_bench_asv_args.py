@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline import bench, host
+from roofline import asv_driver, bench, host
 
 
 class Asked(Exception):
@@ -23,8 +23,8 @@ def test_asv_run_forks_its_benchmarks_unless_a_cuda_device_is_here(device, monke
         asked.append(args)
         raise Asked
 
-    monkeypatch.setattr(bench, "_asv", asv)
-    monkeypatch.setattr(bench, "asv_selection", lambda b: [])
+    monkeypatch.setattr(asv_driver, "run_asv", asv)
+    monkeypatch.setattr(asv_driver, "asv_selection", lambda b: [])
     with pytest.raises(Asked):
         bench._run(tmp_path / "results", tmp_path / "html", "m", "c0ffee", True, None, ["stage"])
     (args,) = asked
@@ -52,9 +52,9 @@ def test_a_run_filed_elsewhere_gives_asv_a_copy_of_its_config_there_and_a_quick_
     conf = '{\n  // asv reads comments\n  "version": 1, "repo": ".", "results_dir": "r", "html_dir": "h", '
     conf += '"plugins": [".p"]\n}'
     Path("asv.conf.json").write_text(conf)
-    with bench.asv_config(Path("r"), Path("h").absolute()) as args:
+    with asv_driver.asv_config(Path("r"), Path("h").absolute()) as args:
         assert args == []  # asv.conf.json's own folders: asv needs no copy
-    with bench.asv_config(Path("q/r"), Path("q/h")) as args:
+    with asv_driver.asv_config(Path("q/r"), Path("q/h")) as args:
         flag, copy = args
         assert flag == "--config" and Path(copy).parent.resolve() == tmp_path.resolve()  # asv runs in its folder
         assert Config.load(copy).results_dir == str(tmp_path / "q/r")  # asv reads it
@@ -67,7 +67,36 @@ def test_a_run_filed_elsewhere_gives_asv_a_copy_of_its_config_there_and_a_quick_
         }
     assert not Path(copy).exists() and Path("asv.conf.json").read_text() == conf
     monkeypatch.delenv("ROOFLINE_QUICK", raising=False)
-    assert bench.folders() == (Path(".asv/results"), Path(".asv/html"))
+    assert asv_driver.folders() == (Path(".asv/results"), Path(".asv/html"))
     monkeypatch.setenv("ROOFLINE_QUICK", "1")
-    assert bench.folders() == (Path(".asv/quick/results"), Path(".asv/quick/html"))
-    assert bench.folders(Path("mine"), None) == (Path("mine"), Path(".asv/quick/html"))
+    assert asv_driver.folders() == (Path(".asv/quick/results"), Path(".asv/quick/html"))
+    assert asv_driver.folders(Path("mine"), None) == (Path("mine"), Path(".asv/quick/html"))
+
+
+def test_the_cpu_time_asv_and_its_benchmarks_take_is_not_counted_as_others(monkeypatch):
+    """bench and regress watch the cores while asv runs: asv's own CPU time (its children, waited for) is
+    the run's, not a neighbour's; without /proc/stat there is no share to give."""
+    from roofline.measure import contention
+
+    ticks = iter([0.0, 1.0])
+    times = iter(
+        [
+            contention.CpuTimes(busy=0, steal=0, total=0, running=0, cores=1, clock=0.0),
+            contention.CpuTimes(busy=100, steal=0, total=100, running=0, cores=1, clock=1.0),
+        ]
+    )
+    monkeypatch.setattr(contention, "cpu_times", lambda: next(times))
+    monkeypatch.setattr(contention, "own_cpu_seconds", lambda: next(ticks))
+    monkeypatch.setattr(asv_driver, "run_asv", lambda *args, env=None: 7)
+    assert asv_driver.run_asv_watched("run") == (7, 0.0)  # the busy second was asv's own
+    times = iter(
+        [
+            contention.CpuTimes(busy=0, steal=0, total=0, running=0, cores=1, clock=0.0),
+            contention.CpuTimes(busy=100, steal=0, total=100, running=0, cores=1, clock=1.0),
+        ]
+    )
+    ticks = iter([0.0, 0.25])
+    assert asv_driver.run_asv_watched("run")[1] == pytest.approx(0.75)  # three quarters were another's
+    monkeypatch.setattr(contention, "cpu_times", lambda: None)
+    ticks = iter([0.0, 0.25])
+    assert asv_driver.run_asv_watched("run") == (7, None)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline.bench import NOTHING_MEASURED
+from roofline.asv_driver import NOTHING_MEASURED
 
 from .asvtools import BENCH, RUN_TIMEOUT_S, asv_env, bench, git, load_results, result_files, scratch_repo
 
@@ -95,7 +95,7 @@ def test_a_project_that_does_not_build_is_one_line_and_claims_nothing(project):
     ours = [x for x in proc.stderr.splitlines() if x.startswith("roofline: ") and not x.startswith(watch)]
     assert ours == [f"roofline: {NOTHING_MEASURED}"], proc.stderr[-2000:]
     assert proc.stderr.rstrip().splitlines()[-1] == f"roofline: {NOTHING_MEASURED}"
-    assert "roofline/cli.py" not in proc.stderr and "roofline/bench.py" not in proc.stderr  # asv's traceback alone
+    assert "roofline/cli/" not in proc.stderr and "roofline/bench.py" not in proc.stderr  # asv's traceback alone
     assert "recorded" not in proc.stdout
     assert "FLOPs per byte" not in proc.stdout and not (repo / ".asv" / "html").exists()
 
@@ -370,7 +370,7 @@ def broken_shims(folder):
 
 
 def test_asv_finds_the_exact_interpreter_before_a_broken_shim(tmp_path, monkeypatch):
-    from roofline.bench import asv_python, base_interpreter
+    from roofline.asv_driver import asv_python, base_interpreter
 
     monkeypatch.setenv("PATH", f"{broken_shims(tmp_path / 'shims')}{os.pathsep}{os.environ['PATH']}")
     (tmp_path / "link").mkdir()
@@ -392,16 +392,16 @@ def test_asv_finds_the_exact_interpreter_before_a_broken_shim(tmp_path, monkeypa
 
 
 def test_an_interpreter_that_does_not_run_is_one_line(tmp_path, monkeypatch):
-    from roofline import bench as bench_module
+    from roofline import asv_driver
     from roofline.errors import BadInput
 
-    monkeypatch.setattr(bench_module, "base_interpreter", lambda: tmp_path / "gone" / "python3.13")
+    monkeypatch.setattr(asv_driver, "base_interpreter", lambda: tmp_path / "gone" / "python3.13")
     with pytest.raises(BadInput, match=r"gone/python3.13.* does not run"):
-        bench_module.asv_python(tmp_path)
+        asv_driver.asv_python(tmp_path)
 
 
 def test_a_requirement_that_does_not_install_is_one_line_and_what_is_there_installs_nothing(tmp_path, monkeypatch):
-    from roofline.bench import install_requirements
+    from roofline.asv_driver import install_requirements
 
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # pip answers from what is installed, reading no package index
     req, stamps = tmp_path / "req.txt", tmp_path / "stamps"
@@ -415,19 +415,19 @@ def test_a_requirement_that_does_not_install_is_one_line_and_what_is_there_insta
 
 
 def test_a_requirements_file_an_environment_installed_is_not_asked_of_pip_again(tmp_path, monkeypatch):
-    from roofline import bench
+    from roofline import asv_driver
 
     calls = []
-    monkeypatch.setattr(bench, "run_child", lambda cmd, **kw: calls.append(cmd) or 0)
+    monkeypatch.setattr(asv_driver, "run_child", lambda cmd, **kw: calls.append(cmd) or 0)
     req, stamps = tmp_path / "req.txt", tmp_path / "stamps"
     req.write_text("numpy\n")
     for _ in range(2):
-        assert bench.install_requirements(["/env/bin/python", "/other/bin/python"], req, stamps) == []
+        assert asv_driver.install_requirements(["/env/bin/python", "/other/bin/python"], req, stamps) == []
     assert len(calls) == 2  # each environment once
     req.write_text("numpy\ntorch\n")  # the file changed: pip is asked again
-    bench.install_requirements(["/env/bin/python"], req, stamps)
+    asv_driver.install_requirements(["/env/bin/python"], req, stamps)
     assert len(calls) == 3
-    assert bench.requirements_stamp("/env/bin/python", req).parent == Path("/env/.roofline-requirements")
+    assert asv_driver.requirements_stamp("/env/bin/python", req).parent == Path("/env/.roofline-requirements")
 
 
 @pytest.mark.e2e

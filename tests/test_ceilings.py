@@ -5,6 +5,7 @@ import pytest
 
 from roofline.errors import BadInput, KernelMismatch
 from roofline.measure import ceilings
+from roofline.model.hierarchy import CEILING_KERNEL, roof_kernel
 
 
 def test_bandwidth_at_a_tiny_size_is_plausible():
@@ -87,8 +88,10 @@ def test_a_round_of_small_arrays_stops_at_the_most_passes():
 
 def test_measured_hardware_uses_the_read_roof():
     """A decode step reads its weights and writes next to nothing: the roof is the read kernel's."""
-    c = ceilings.measure_ceilings(dtypes=("float32",), total_bytes=3 * 2**20, gemm_n=128, runs=2)
-    assert ceilings.CEILING_KERNEL == "read" and c.bandwidth["read"].kind == "read"
+    rounds = ceilings.CeilingRounds(dtypes=("float32",), total_bytes=3 * 2**20, gemm_n=128)
+    rounds.time(2, 2, ceilings.STREAM_ROUND_S)
+    c = rounds.ceilings()
+    assert CEILING_KERNEL == "read" and c.bandwidth["read"].kind == "read"
     # The roofs are medians of their passes (of one round here), not the best pass.
     assert c.hardware.bandwidth == c.bandwidth["read"].median == c.bandwidth["read"].best_round
     assert c.hardware.peak("fp32") == c.peaks["float32"].median
@@ -153,8 +156,8 @@ def test_the_dram_roof_is_the_fastest_read_kernel_the_points_own_gemv_among_them
     [(("copy", "add", "triad", "read"), "read"), (("copy", "add", "triad"), "add"), (("copy", "triad"), None)],
 )
 def test_the_roof_is_read_or_add_in_results_from_before_read(kinds, roof):
-    assert ceilings.roof_kernel(kinds) == roof
-    assert ceilings.roof_kernel({k: 1.0 for k in kinds}) == roof
+    assert roof_kernel(kinds) == roof
+    assert roof_kernel({k: 1.0 for k in kinds}) == roof
 
 
 @pytest.mark.parametrize("kwargs", [{"kinds": ("scale",)}, {"runs": 0}])
@@ -205,7 +208,7 @@ def test_ceiling_rounds_pool_every_round_and_a_slow_round_moves_no_median(monkey
         assert bw.low < bw.median  # the interval says some passes were slower
     peak = c.peaks["float32"]
     assert peak.runs == 6 and peak.median == peak.best == 2.0 * 64**3
-    assert c.hardware.bandwidth == c.bandwidth[ceilings.CEILING_KERNEL].median
+    assert c.hardware.bandwidth == c.bandwidth[CEILING_KERNEL].median
 
 
 def test_a_wrong_gemm_in_the_first_round_reports_no_peak(monkeypatch):

@@ -40,19 +40,19 @@ def run(capsys, *argv):
 def fast_ceilings(monkeypatch):
     """The run at tiny sizes, without its referees and level sweep: the CLI path is under test here, not the
     machine (the level sweep at this machine's own sizes took three quarters of a report's time)."""
-    from roofline.report import cpu
+    from roofline.suite import live
 
     for var, value in {"ROOFLINE_GEMM_N": "128", "ROOFLINE_REFEREE": "off", "ROOFLINE_LEVELS": "off"}.items():
         monkeypatch.setenv(var, value)
-    real_report = cpu.measure_report
+    real_measure = live.measure_live
 
     def once(**kw):  # the text, JSON and plot tests render one measurement of these sizes, whichever runs first
         key = repr(sorted((k, v) for k, v in kw.items() if k != "progress"))
         if key not in _MEASURED:
-            _MEASURED[key] = real_report(**kw)
+            _MEASURED[key] = real_measure(**kw)
         return _MEASURED[key]
 
-    monkeypatch.setattr(cpu, "measure_report", once)
+    monkeypatch.setattr(live, "measure_live", once)
 
 
 _MEASURED: dict = {}
@@ -169,3 +169,16 @@ def test_python_dash_m_entry_point(small_machine):
     proc = subprocess.run([sys.executable, "-m", "roofline", "preflight"], capture_output=True, text=True, env=env)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "roofline: error: ROOFLINE_N: 0 is not positive"
+
+
+def test_each_command_is_one_module_of_the_cli_package_with_its_flags_and_its_work():
+    """roofline/cli/ holds a module per command (or small family): COMMANDS names, for each subcommand, the
+    add_<name> and run_<name> of one module, never the package's face."""
+    import importlib
+
+    from roofline.cli import COMMANDS
+
+    for name, (add, run_) in COMMANDS.items():
+        assert (add.__name__, run_.__name__) == (f"add_{name}", f"run_{name}")
+        assert add.__module__ == run_.__module__ != "roofline.cli", name
+        assert getattr(importlib.import_module(add.__module__), f"run_{name}") is run_

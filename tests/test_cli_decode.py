@@ -1,18 +1,20 @@
 """`roofline decode` end to end: tables, JSON, local hardware, and one-line errors with exit 2."""
 
 import json
+import platform
 import subprocess
 import sys
 from contextlib import contextmanager
-from types import SimpleNamespace
 
 import pytest
 
 from roofline import host as system
 from roofline.cli import main
-from roofline.measure import ceilings, contention
+from roofline.measure import contention
 from roofline.model.conditions import Conditions
 from roofline.model.hardware import Hardware
+from roofline.outcome import Measured
+from roofline.suite import run as run_
 
 from .clitools import one_line_error
 
@@ -24,11 +26,14 @@ def local(monkeypatch):
     """--hardware local answers from a fake measurement (measuring takes ~15 s) and 64 GB of RAM."""
     calls = []
 
-    def fake_measure(*args, **kwargs):
+    def fake_measure(ask):
         calls.append(1)
-        return SimpleNamespace(hardware=FAKE_HOST)
+        assert (ask.backend, ask.compute, ask.levels, ask.referee) == ("cpu", (), False, False)  # the ceilings
+        peaks = {"float32": FAKE_HOST.peak("fp32") / 1e9, "float64": FAKE_HOST.peak("fp64") / 1e9}
+        return run_.MachineRoofs(Measured(run_.RunRoofs({"read": FAKE_HOST.bandwidth / 1e9}, peaks)))
 
-    monkeypatch.setattr(ceilings, "measure_ceilings", fake_measure)
+    monkeypatch.setattr(run_, "measure_roofs", fake_measure)
+    monkeypatch.setattr(platform, "node", lambda: "fake-host")
     monkeypatch.setattr(system, "total_memory_bytes", lambda: 64e9)
     monkeypatch.setattr(contention, "watched", lambda: fake_watch(Conditions()))
     return calls
@@ -149,7 +154,8 @@ def test_json_keys_and_values(capsys, local):
         "peak_flops": 2e11,
         "memory_bytes": 64e9,
         "memory_reserved_bytes": 0.0,
-        "source": "measured on fake-host; memory: total RAM",
+        "source": f"measured on fake-host: read bandwidth, the fastest GEMM ({system.blas_summary()}); "
+        "memory: total RAM",
     }
     assert set(doc["batching"]) == {
         "crossover",

@@ -12,7 +12,7 @@ import pytest
 from roofline import units
 from roofline.cli import main
 from roofline.model.intervals import median_ci
-from roofline.report import compare
+from roofline.report import summary
 from roofline.suite.names import OVERHEAD, PEAK_CEILING, RETIRED_MEANINGS
 from roofline.suite.results import read_results
 
@@ -40,7 +40,7 @@ def rows_of(out: str) -> dict[str, list[str]]:
 
 
 def test_summary_reads_ceilings_ridge_crossover_and_points(results):
-    (alpha, beta), warnings = compare.summarize(read_results(results))
+    (alpha, beta), warnings = summary.summarize(read_results(results))
     assert warnings == []
     assert alpha.commit == B and alpha.bandwidth == 30e9 and alpha.peak == 300e9
     assert alpha.ridge == pytest.approx(10.0) and beta.ridge == pytest.approx(5.0)
@@ -91,7 +91,7 @@ def test_intervals_come_from_the_samples_asv_recorded_of_the_twin(tmp_path, caps
     twin = "decode.DecodeDRAM.time_decode_step"
     samples = [[1e-5 * (1 + i / 100) for i in range(-10, 11)], [2e-5] * 3]
     write_run(root, "alpha", A, full_values(), samples={twin: samples})
-    (s,), _ = compare.summarize(read_results(root))
+    (s,), _ = summary.summarize(read_results(root))
     ci = median_ci(samples[0])
     low, high, source = s.intervals["DRAM"][(256, 1)]
     assert (low, high) == pytest.approx((10.0 * ci.median / ci.high, 10.0 * ci.median / ci.low))
@@ -115,7 +115,7 @@ def test_without_samples_asvs_own_interval_is_used(tmp_path):
     cols = data["result_columns"]
     row[cols.index("stats_ci_99_a")], row[cols.index("stats_ci_99_b")] = [0.8e-5, 1.8e-5], [1.25e-5, 2.2e-5]
     path.write_text(json.dumps(data))
-    (s,), _ = compare.summarize(read_results(root))
+    (s,), _ = summary.summarize(read_results(root))
     assert s.intervals["DRAM"][(256, 1)] == pytest.approx((8.0, 12.5, "asv's 99% interval"))
 
 
@@ -344,8 +344,8 @@ def test_measured_figures_fall_back_to_the_machine_file(tmp_path, capsys):
     write_benchmarks(root)
     write_machine(root, "box", measured_bandwidth="25 GB/s", measured_peak_fp32="250 GFLOP/s")
     write_run(root, "box", A, {"decode.DecodeDRAM.track_gflops": [5.0, 30.0]})
-    (s,), _ = compare.summarize(read_results(root))
-    assert s.bandwidth == 25e9 and s.peak == 250e9 and s.bandwidth_from == compare.FROM_MACHINE_FILE
+    (s,), _ = summary.summarize(read_results(root))
+    assert s.bandwidth == 25e9 and s.peak == 250e9 and s.bandwidth_from == summary.FROM_MACHINE_FILE
     assert main(["compare", str(root)]) == 0
     out = capsys.readouterr().out
     assert rows_of(out)["bandwidth (measured)"] == ["↑ GB/s", "25.0 †"] and "† from the machine file" in out
@@ -359,7 +359,7 @@ def test_datasheet_fraction_for_a_catalogue_cpu_and_unknown_device(tmp_path, cap
     write_machine(root, "gpu", device="H100 SXM", cpu="AMD EPYC 9654 96-Core Processor")
     for name in ("epyc", "odd", "gpu"):
         write_run(root, name, A, full_values(bw_ceiling=230.4, peak=3686.4))
-    summaries, warnings = compare.summarize(read_results(root))
+    summaries, warnings = summary.summarize(read_results(root))
     s = {x.machine: x for x in summaries}
     assert s["epyc"].bandwidth_fraction() == pytest.approx(0.5) and s["epyc"].peak_fraction() == pytest.approx(0.5)
     # A GPU box: the device is the GPU, but CPU-measured ceilings are held against its CPU's datasheet.
@@ -491,10 +491,46 @@ def test_the_dram_roof_is_the_bandwidth_roof_wherever_that_is_stream_read(tmp_pa
         "ceilings.CacheBandwidth.track_bandwidth": [407.2, 57.1],
     }
     write_run(tmp_path, "box", "c" * 40, values, suite=suite)
-    (s,), _ = compare.summarize(read_results(tmp_path))
+    (s,), _ = summary.summarize(read_results(tmp_path))
     assert s.levels == {"L1": 407.2, "DRAM": 32.7} and s.bandwidth == pytest.approx(32.7e9)
     # results from before read (add the roof): the sweep's read-only plateau stays DRAM's, as the report's
     old = {**values, "ceilings.MemoryBandwidth.track_bandwidth_ceiling": [30.4, 34.3, 30.6, None]}
     write_run(tmp_path, "box", "c" * 40, old, suite=suite)
-    (s,), _ = compare.summarize(read_results(tmp_path))
+    (s,), _ = summary.summarize(read_results(tmp_path))
     assert s.levels["DRAM"] == 57.1
+
+
+def test_the_report_and_compare_give_one_ridge_and_one_crossover_for_a_run():
+    """One machine's run has one ridge and one predicted crossover, whichever answer shows it: the report and
+    ``roofline compare`` call :func:`~roofline.model.arithmetic.measured_ridge` and ``predicted_crossover``."""
+    from roofline.model.arithmetic import measured_ridge, predicted_crossover
+    from roofline.report.from_results import report_from_results
+
+    res = read_results(EXAMPLES)
+    for name in res.machines:
+        (s,), _ = summary.summarize(res, [name])
+        report = report_from_results(EXAMPLES, machine=name)
+        if s.bandwidth_from == summary.FROM_MACHINE_FILE or report.roofs is None:
+            continue  # the report has no machine-file fallback: nothing to hold against each other
+        ridge = report.roofs.as_dict()["ridge_flop_per_byte"]["float32"]
+        assert s.ridge == ridge == measured_ridge(s.peak, s.bandwidth)
+        predicted = predicted_crossover(s.peak, s.bandwidth, 4)
+        assert s.predicted_crossover == report.crossover()["predicted_batch"] == predicted
+        assert s.predicted_crossover == pytest.approx(ridge * 2)
+
+
+def test_compare_reads_each_run_through_the_reports_one_reader(monkeypatch):
+    """One summary of a machine's run: compare's columns are the run's report (``report_of_run``), its decode
+    points, compute roofs and model tokens/s the report's own, plus what comparing adds."""
+    from roofline.report.from_results import report_from_results
+
+    read, real = [], summary.report_of_run
+    monkeypatch.setattr(summary, "report_of_run", lambda run, info, name: read.append(name) or real(run, info, name))
+    summaries, _ = summary.summarize(read_results(EXAMPLES))
+    assert read == [s.machine for s in summaries]
+    for s in summaries:
+        report = report_from_results(EXAMPLES, machine=s.machine)
+        assert s.decode["DRAM"] == {(p.n, p.batch): p.gflops for p in report.decode}
+        assert s.decode.get("cache-resident", {}) == {(p.n, p.batch): p.gflops for p in report.cache_resident}
+        assert s.tokens == {m.batch: m.tokens_per_s for m in report.model_decode}
+        assert s.compute == ({c.dtype: c.gflops for c in report.hierarchy.compute} if report.hierarchy else {})

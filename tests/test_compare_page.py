@@ -137,7 +137,8 @@ def test_a_fresh_bench_merges_into_the_gallery_and_compares(bench, tmp_path, cap
     shelf = tmp_path / "gallery"
     shutil.copytree(EXAMPLES, shelf)
     results = bench["repo"] / ".asv" / "results"
-    plan = add_run(results, "box", read_results(results).machines["box"].latest(), shelf)
+    res = read_results(results)
+    plan = add_run(res, "box", res.machines["box"].latest(), shelf)
     assert plan.written  # beside machines recorded by older versions too (kept, flagged in compare)
     assert main(["compare", str(shelf), "--baseline", GALLERY_MACHINE, "--json"]) == 0
     table = {r["key"]: r for r in json.loads(capsys.readouterr().out)["table"]}

@@ -148,17 +148,18 @@ def test_two_busy_loops_are_caught(two_busy_loops):
 
 
 def test_make_bench_stops_on_a_busy_machine_with_one_line_unless_allowed(monkeypatch, capsys):
-    from roofline import bench
+    from roofline import asv_driver
+    from roofline.errors import EXIT_BUSY
 
     busy = Conditions(lost_share=0.47, steal_share=0.0, run_queue=1.4)
     monkeypatch.setattr(contention, "sample_cpu", lambda *a, **k: busy)
-    assert bench._busy_before(allow_busy=False) == bench.EXIT_BUSY == 3
+    assert asv_driver.busy_before(allow_busy=False) == EXIT_BUSY == 3
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "busy machine" in err[0] and "47% of the CPU time" in err[0] and "--allow-busy" in err[0]
-    assert bench._busy_before(allow_busy=True) is None
+    assert asv_driver.busy_before(allow_busy=True) is None
     assert "measuring anyway" in capsys.readouterr().err
     monkeypatch.setattr(contention, "sample_cpu", lambda *a, **k: Conditions(lost_share=0.02, run_queue=0.0))
-    assert bench._busy_before(allow_busy=False) is None
+    assert asv_driver.busy_before(allow_busy=False) is None
 
 
 def test_a_quiet_vm_s_reference_drift_is_no_contention_but_twice_is():

@@ -96,3 +96,31 @@ def test_bad_timing_arguments_are_bad_input(kwargs):
         cuda_timing.time_events(dev.fn, dev, **kwargs)
     with pytest.raises(BadInput):
         cuda_timing.time_device(dev.fn, dev, method="nope")
+
+
+def test_a_gpus_ceilings_pool_their_rounds_and_each_roof_is_its_fastest_rounds_median(monkeypatch):
+    """The GPU's ceilings keep the CPU's roof rule: the fastest round's median, not the best sample (which the
+    GPU's Hardware was before) nor the median of all; a dtype this GPU lacks is left out."""
+    from roofline.errors import BackendUnavailable
+    from roofline.measure import cuda_ceilings
+
+    def available(backend, dtype):
+        if dtype == "fp8":
+            raise BackendUnavailable("fp8 needs compute capability 8.9")
+
+    copies = iter([[1.0, 2.0, 9.0], [4.0, 5.0, 6.0]])  # round 2's median (5) beats round 1's (2); 9 is one sample
+    gemms = iter([[10.0, 30.0, 20.0], [1.0, 2.0, 3.0]])
+    monkeypatch.setattr(cuda_ceilings, "available", available)
+    monkeypatch.setattr(cuda_ceilings, "release_cuda", lambda: None)
+    monkeypatch.setattr(cuda_ceilings, "gpu_facts", lambda: {"name": "Fake GPU", "gpu_l2_bytes": 50 << 20})
+    monkeypatch.setattr(cuda_ceilings, "_copy_rates", lambda *a: (next(copies), 1 << 30, 132))
+    monkeypatch.setattr(cuda_ceilings, "_gemm_rates", lambda *a: (next(gemms), "fake cuBLAS"))
+    rounds = cuda_ceilings.CudaCeilingRounds(("bf16", "fp8"), gemm_n=256)
+    with pytest.raises(BadInput, match="no round"):
+        rounds.ceilings()
+    rounds.time()
+    rounds.time()
+    c = rounds.ceilings()
+    bw, peak = c.bandwidth[cuda_ceilings.GPU_CEILING_KERNEL], c.peaks["bf16"]
+    assert (bw.best, bw.roof, bw.runs) == (9.0, 5.0, 6) and (peak.best, peak.roof) == (30.0, 20.0)
+    assert (c.hardware.bandwidth, c.hardware.peak_flops) == (5.0, {"bf16": 20.0}) and c.llc_bytes == 50 << 20

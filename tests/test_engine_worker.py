@@ -87,10 +87,13 @@ def cache(monkeypatch, tmp_path):
 
 def _measure(batches=(1, 2)):
     from roofline.measure.engine_decode import measure_engine_decode
+    from roofline.suite.run import engine_roofs
 
     shape = custom_model(lookup_model("llama-3.2-1b"), **TINY)
     formats = ["F16", "Q8_0", "Q4_0"]
-    return measure_engine_decode(CrashingEngine(), shape, formats, list(batches), 4, 1, 3, 2, gemm_n=128)
+    return measure_engine_decode(
+        CrashingEngine(), shape, formats, list(batches), 4, 1, 3, 2, roofs=lambda: engine_roofs(128)
+    )
 
 
 def test_a_format_whose_default_kernels_crash_falls_back_and_the_others_are_unchanged(cache, monkeypatch):
@@ -152,7 +155,8 @@ def test_the_default_engine_model_is_dram_sized_or_its_rows_are_flagged(profile,
     and in the report (docs/engines.md says why)."""
     from roofline.measure import pools
     from roofline.model.gguf_layout import step_bytes
-    from roofline.report.cpu import EnginePoint, render_engine_decode
+    from roofline.report.cpu import EnginePoint
+    from roofline.report.text import render_engine_decode
     from roofline.suite import params
 
     monkeypatch.delenv("ROOFLINE_ENGINE_MODEL", raising=False)

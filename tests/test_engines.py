@@ -217,8 +217,10 @@ def test_a_truncated_gguf_of_real_tensors_is_refused(cache, tmp_path):
 @needs_engine
 def test_every_format_is_measured_and_held_to_its_bound(cache):
     from roofline.measure.engine_decode import hold_engine, measure_engine_decode
+    from roofline.suite.run import engine_roofs
 
-    run = measure_engine_decode(lookup_engine("llama.cpp"), tiny(), list(GGUF_FORMATS), [1, 2], 8, 1, 3, 1, gemm_n=256)
+    roofs = lambda: engine_roofs(256)  # noqa: E731  the one entry point's rounds, a turn per engine round
+    run = measure_engine_decode(lookup_engine("llama.cpp"), tiny(), list(GGUF_FORMATS), [1, 2], 8, 1, 3, 1, roofs=roofs)
     assert set(run.outcomes) == {(f, b) for f in GGUF_FORMATS for b in (1, 2)}
     assert all(isinstance(o, EngineMeasured) for o in run.outcomes.values()), run.outcomes
     assert all(o.counter_s is not None for o in run.outcomes.values())
@@ -246,14 +248,14 @@ def test_every_format_is_measured_and_held_to_its_bound(cache):
 def test_given_the_runs_roofs_the_rounds_time_none_and_the_bound_divides_by_them(cache, monkeypatch):
     """Issue 39, every bound a roof: in an asv run the engine's bound divides by the run's roofs (measured in
     its rounds, printed with the others); its own rounds then time the engine and the GEMV only."""
-    from roofline.measure import engine_decode
     from roofline.measure.engine_decode import hold_engine, measure_engine_decode
     from roofline.model.hardware import Hardware
+    from roofline.suite import run as suite_run
 
-    monkeypatch.setattr(engine_decode, "CeilingRounds", None)  # a ceiling timed here would fail the test
+    monkeypatch.setattr(suite_run, "CeilingRounds", None)  # a ceiling timed here would fail the test
     roofs = Hardware("the run's", {"fp32": 150e9}, 30e9)
     run = measure_engine_decode(lookup_engine("llama.cpp"), tiny(), ["F16"], [1], 8, 1, 3, 1, roofs=roofs)
-    assert run.ceilings is None and (run.hardware.bandwidth, run.hardware.peak("fp32")) == (30e9, 150e9)
+    assert run.roofs == roofs and (run.hardware.bandwidth, run.hardware.peak("fp32")) == (30e9, 150e9)
     (row,) = hold_engine(run)
     assert row.bound_tokens_per_s == pytest.approx(1 / row.bound_s) and row.fraction > 0
 

@@ -160,3 +160,71 @@ def test_a_real_process_exits_2_with_one_line(tmp_path):
         stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_busy_is_3_unless_accepted_and_never_lowers_a_status():
+    """The one rule every measuring command applies (report, plot, bench, regress)."""
+    from roofline.errors import EXIT_BUSY, busy_exit
+
+    assert busy_exit(0, True, False) == EXIT_BUSY == 3
+    assert busy_exit(1, True, False) == 3
+    assert busy_exit(130, True, False) == 130
+    assert busy_exit(0, True, True) == 0 and busy_exit(1, True, True) == 1
+    assert busy_exit(0, False, False) == 0 and busy_exit(1, False, False) == 1
+
+
+@pytest.fixture
+def regress_without_asv(monkeypatch, tmp_path):
+    """roofline regress with asv's part replaced: asv records commit cccc of machine alpha, gated against bbbb (a
+    regression); asv's exit status and the share of CPU time others took are settable (``said["rc"]``,
+    ``said["lost"]``)."""
+    from roofline import asv_driver, host, regress
+    from roofline.suite import machine_file
+
+    root = two_machines(tmp_path / "results")
+    said = {"rc": 0, "lost": None, "runs": 0}
+
+    def asv_ran(*args):  # commit cccc measured again (slower): a regression
+        said["runs"] += 1
+        write_run(root, "alpha", "c" * 40, full_values(gflops=(5.0, 25.0)), date=2 + said["runs"])
+        return "3.12", said["rc"], said["lost"]
+
+    monkeypatch.setattr(regress, "_commits", lambda *a: ("b" * 40, "c" * 40))
+    monkeypatch.setattr(regress, "preflight", lambda results: [])
+    monkeypatch.setattr(asv_driver, "busy_before", lambda allow_busy: None)
+    monkeypatch.setattr(host, "gpu_facts", lambda: None)
+    monkeypatch.setattr(machine_file, "register", lambda name, gpu=None: ("alpha", {}, []))
+    monkeypatch.setattr(regress, "_run_both", asv_ran)
+    monkeypatch.setattr(regress, "_gate", lambda *a: _alpha_gate(root))
+    return root, said
+
+
+def _alpha_gate(root):
+    from roofline.report import gate
+    from roofline.suite.results import read_results
+
+    res = read_results(root)
+    cmp = gate.compare_commits(res, "b" * 40, "c" * 40, machines=["alpha"])
+    return cmp, ["a warning of reading the results"]
+
+
+def test_regress_shows_its_gate_then_the_lines_that_end_the_run(capsys, regress_without_asv):
+    """regress returns what it found; the command prints the gate (table or JSON), then the run's closing
+    lines, the contention line last, and exits 1 on a regression, 3 where others took the machine."""
+    import json
+
+    root, said = regress_without_asv
+    argv = ["regress", "HEAD~1", "HEAD", "--results", str(root)]
+    code, out, err = run(capsys, argv)
+    assert code == 1 and "REGRESSION" in out
+    lines = err.splitlines()
+    assert lines[0] == "roofline: warning: a warning of reading the results"
+    assert lines[1].startswith("roofline: regress took ") and len(lines) == 2
+    said.update(rc=1, lost=0.5)
+    code, out, err = run(capsys, [*argv, "--json"])
+    assert code == 3 and json.loads(out)["regressed"]
+    lines = err.splitlines()
+    assert lines[2] == "roofline: some benchmarks failed (see above): exit 1 at least"
+    assert lines[3].startswith("roofline: measured under contention (") and lines[3].endswith("exit 3")
+    code, _, err = run(capsys, [*argv, "--allow-busy"])
+    assert code == 1 and err.splitlines()[-1].endswith("(--allow-busy)")

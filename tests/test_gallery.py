@@ -11,7 +11,8 @@ import pytest
 from roofline.cli import main
 from roofline.errors import BadInput
 from roofline.host import cpu_signature
-from roofline.suite import gallery
+from roofline.model import microarch
+from roofline.suite import gallery, machine_file
 from roofline.suite.names import DECODE_TRACKS, PEAK_CEILING
 from roofline.suite.results import meaning, read_results
 
@@ -38,7 +39,7 @@ ZEN1 = {"vendor": "AuthenticAMD", "cpu family": 23, "model": 1}
     ],
 )  # fmt: skip
 def test_a_machine_is_named_by_what_it_is(cpu, cores, llc, signature, name):
-    assert gallery.gallery_name(cpu, cores, llc, 3, signature) == name
+    assert machine_file.gallery_name(cpu, cores, llc, 3, signature) == name
 
 
 #: What every profile's results are filed under by default (make bench, make gallery, regress, roofline machine).
@@ -56,7 +57,7 @@ def test_each_machine_files_its_results_under_what_it_is(profile, monkeypatch, t
     profile.as_this_machine(monkeypatch, tmp_path)
     monkeypatch.setattr("platform.node", lambda: "vm")
     monkeypatch.setenv("ROOFLINE_LLC_BYTES", "1M")  # a run's setting, not the machine: the name keeps the OS's LLC
-    assert gallery.this_machine() == default_name() == FILED_UNDER[profile.name]
+    assert machine_file.this_machine() == default_name() == FILED_UNDER[profile.name]
     name, entry, _ = register(None, tmp_path / "asv-machine.json")
     assert name == entry["machine"] == FILED_UNDER[profile.name]
     assert entry["llc_bytes"] == str(profile.llc_bytes) and entry["cpu"] == profile.model_name
@@ -80,23 +81,24 @@ SKYLAKE_FLAGS = frozenset({"avx512f", "avx512bw"})
     ],
 )
 def test_intel_server_cores_from_family_6_and_model(model, flags, core):
-    assert gallery.intel_core({**INTEL, "model": model}, flags) == core
-    assert gallery.intel_core({**INTEL, "cpu family": 15, "model": model}, flags) is None
-    named = gallery.gallery_name("Intel(R) Xeon(R) Processor", 2, 2**30, 3, {**INTEL, "model": model}, flags)
+    assert microarch.intel_core({**INTEL, "model": model}, flags) == core
+    assert microarch.intel_core({**INTEL, "cpu family": 15, "model": model}, flags) is None
+    named = machine_file.gallery_name("Intel(R) Xeon(R) Processor", 2, 2**30, 3, {**INTEL, "model": model}, flags)
     assert named == "-".join(["xeon", *([core] if core else []), "2core-1024mib-l3"])
 
 
 def test_a_core_the_model_name_already_says_is_not_said_twice():
     sig = {**INTEL, "model": 143}
-    assert gallery.gallery_name("Intel Xeon Sapphire Rapids", 4, 2**20, 3, sig) == "xeon-sapphire-rapids-4core-1mib-l3"
+    named = machine_file.gallery_name("Intel Xeon Sapphire Rapids", 4, 2**20, 3, sig)
+    assert named == "xeon-sapphire-rapids-4core-1mib-l3"
 
 
 def test_the_names_are_results_folder_names_and_this_machine_has_one():
     from roofline.suite.machine_file import check_machine_name
 
-    assert check_machine_name(gallery.this_machine()) == gallery.this_machine()
-    assert "core" in gallery.this_machine()
-    assert gallery.gallery_name("", None, None) == "cpu"
+    assert check_machine_name(machine_file.this_machine()) == machine_file.this_machine()
+    assert "core" in machine_file.this_machine()
+    assert machine_file.gallery_name("", None, None) == "cpu"
 
 
 def test_cpu_signature_reads_the_first_processor():
@@ -135,13 +137,13 @@ def test_one_run_is_merged_in_and_nothing_there_is_lost(tmp_path):
     write_machine(shelf, "old")
     write_run(shelf, "old", "d" * 40, full_values())
     held = snapshot(shelf)
-    plan = gallery.add_run(results, "box", A, shelf)
+    plan = gallery.add_run(read_results(results), "box", A, shelf)
     assert plan.written and set(plan.machines) == {"box"}
     merged = read_results(shelf)
     assert set(merged.machines) == {"old", "box"} and set(merged.machines["box"].runs) == {A}
     assert all(snapshot(shelf)[rel] == held[rel] for rel in held if rel != "benchmarks.json")
     with pytest.raises(BadInput, match="no results of machine 'box' at commit cccccccc"):
-        gallery.add_run(results, "box", "c" * 40, shelf)
+        gallery.add_run(read_results(results), "box", "c" * 40, shelf)
 
 
 def test_the_gallery_is_never_edited_by_hand():

@@ -14,7 +14,7 @@ from roofline.model.arithmetic import gemm_intensity
 from roofline.model.hardware import Hardware
 from roofline.model.llm import lookup_model
 from roofline.model.llm_estimate import DecodeSetup, estimate
-from roofline.report import compare, compare_page
+from roofline.report import compare_page, summary
 from roofline.report.llm_estimate import Roofs, gallery_roofs, predict
 from roofline.suite.results import read_results
 
@@ -46,7 +46,7 @@ def test_the_gallery_holds_two_machines_of_the_current_suite():
 @pytest.mark.parametrize("machine", CURRENT)
 def test_decode_on_a_gallery_machine_uses_its_recorded_roofs(capsys, machine):
     """The bound is the run's DRAM roof over the step's bytes; the prediction that × its batch-1 GEMV fraction."""
-    (s,), _ = compare.summarize(read_results(EXAMPLES), [machine])
+    (s,), _ = summary.summarize(read_results(EXAMPLES), [machine])
     n, gflops = max((n, v) for (n, b), v in s.decode["DRAM"].items() if b == 1)
     fraction = gflops * 1e9 / (gemm_intensity(n, 1, 4) * s.bandwidth)  # the GEMV is bandwidth-bound
     out = _decode(capsys, "--quant", "q4_0", "--hardware", machine, "--results", str(EXAMPLES), "--batch", "1")

@@ -13,7 +13,8 @@ from roofline.measure.compute import native_reason
 from roofline.model.hierarchy import DRAM, LIKELY_TOO_LOW, ComputeRoof, Hierarchy, LevelRoof, Refereed, refereed_levels
 from roofline.model.intervals import fastest_round_median, median_ci, order_statistic_rank
 from roofline.model.plateaus import find_plateaus, level_of
-from roofline.report.cpu import build_report, render_text
+from roofline.report.cpu import build_report
+from roofline.report.text import render_text
 
 from .test_report import FACTS, ROOFS, point, sample_report
 

@@ -81,7 +81,9 @@ def test_an_upward_import_is_caught(tmp_path):
 
 def test_only_the_commands_print():
     """Library code returns values and warnings; the top layer prints, and suite.harness to asv's stderr."""
-    allowed = {f"roofline.{name}" for name in layers()[-1]} | {"roofline.suite.harness"}
+    commands = set(layers()[-1])
+    allowed = {m for m in modules() if layer_of(m) in commands} | {"roofline.suite.harness"}
+    assert "roofline.cli" in allowed and "roofline.report.cpu" not in allowed
     printing = {
         m
         for m, path in modules().items()
@@ -93,3 +95,26 @@ def test_only_the_commands_print():
         )
     }
     assert printing and printing <= allowed, printing - allowed
+
+
+def private_imports(module: str, path: Path) -> list[str]:
+    """The private names (``_x``) ``module`` imports from another roofline module."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("roofline")):
+            base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+            source = (f"{base}.{node.module}" if node.module else base) if node.level else node.module
+            private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            found += [f"{module} imports {source}.{name}" for name in private]
+    return found
+
+
+def test_the_commands_import_no_private_name(tmp_path):
+    """bench, regress and cli share the asv driver and the argument types through public names only."""
+    commands = set(layers()[-1])
+    found = [f for m, path in modules().items() if layer_of(m) in commands for f in private_imports(m, path)]
+    assert not found, found
+    path = tmp_path / "x.py"
+    path.write_text("from .bench import _say, run_bench\nfrom ..errors import BadInput\n")
+    assert private_imports("roofline.cli.x", path) == ["roofline.cli.x imports roofline.cli.bench._say"]

@@ -19,10 +19,11 @@ import pytest
 
 from roofline.errors import BackendUnavailable, BadInput, KernelMismatch
 from roofline.host import cache_topology
-from roofline.measure import compute, levels, likwid, roofs
-from roofline.measure.ceilings import CEILING_KERNEL, stream_bandwidth
+from roofline.measure import compute, levels, likwid
+from roofline.measure.ceilings import stream_bandwidth
 from roofline.measure.pools import escape_bytes
-from roofline.model.hierarchy import DRAM
+from roofline.model.dtypes import COMPUTE_DTYPES
+from roofline.model.hierarchy import CEILING_KERNEL, DRAM
 from roofline.model.plateaus import find_plateaus
 from roofline.outcome import Failed, Measured, Skipped
 
@@ -43,27 +44,29 @@ def tiny_sizes() -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def hierarchy():
-    sweep = {"sizes": tiny_sizes(), "rounds": 3, "min_sample_s": 0.004}
-    return roofs.measure_hierarchy(sweep=sweep, compute_kwargs={"n": 128, "runs": 3})
+def sweep():
+    return levels.cache_sweep(tiny_sizes(), rounds=3, min_sample_s=0.004)
 
 
-def test_the_sweep_gives_one_roof_per_level_and_the_compute_roofs(hierarchy):
-    h, warnings = hierarchy
-    assert warnings == []
+def test_the_sweep_gives_one_roof_per_level(sweep):
     want = levels.level_names()
-    assert [r.level for r in h.levels] == want and [r.level for r in h.read_write] == want
-    assert want[-1] == DRAM and h.caches == tuple(levels.capacities(cache_topology()))
-    for r in (*h.levels, *h.read_write):
+    roofs, read_write = sweep.roofs, sweep.plateau_roofs("update")
+    assert [r.level for r in roofs] == want and [r.level for r in read_write] == want
+    assert want[-1] == DRAM and tuple(sweep.capacities) == tuple(levels.capacities(cache_topology()))
+    for r in (*roofs, *read_write):
         assert r.gbps > 0 and r.plateau is not None and r.plateau.points >= 1 and "numba" in r.kernel
     # L1 and DRAM differ ~10× on any CPU; measured in interleaved rounds, a neighbour slows both alike
-    assert h.levels[0].gbps > 1.5 * h.levels[-1].gbps
-    assert {c.dtype for c in h.compute} >= {"fp64", "fp32"}
-    for c in h.compute:
-        assert c.gflops > 0 and c.low_gflops <= c.gflops <= c.high_gflops
-    for dtype in compute.COMPUTE_DTYPES:  # every dtype measured or skipped with its reason
-        assert (h.compute_roof(dtype) is not None) != (dtype in h.skipped)
-    assert all(len(why) > 20 for why in h.skipped.values())
+    assert roofs[0].gbps > 1.5 * roofs[-1].gbps
+
+
+def test_each_dtypes_compute_roof_is_measured_or_skipped_with_why():
+    for dtype in COMPUTE_DTYPES:
+        try:
+            c = compute.compute_roof(dtype, n=128, runs=3)
+        except BackendUnavailable as exc:
+            assert len(str(exc)) > 20
+            continue
+        assert c.dtype == dtype and c.gflops > 0 and c.low_gflops <= c.gflops <= c.high_gflops
 
 
 def test_the_dram_roof_is_read_where_the_pools_are_not_just_past_the_llc(monkeypatch):
@@ -204,20 +207,15 @@ def _likwid_or_skip(threads: int) -> None:
 def test_likwid_bench_referees_each_level_alternately():
     """Each level's roof beside likwid-bench's figure measured between the sweep's rounds (±15 % when quiet)."""
     _likwid_or_skip(levels.cpu_count())
-    rounds = 3 if QUIET else 1  # each likwid-bench run costs ~1 s of start-up
-    # quiet: the suite's own sweep sizes (tiny ones put 2 points on a plateau, too few to judge it by)
-    sweep, agreement = roofs.refereed_sweep(
-        sizes=None if QUIET else tiny_sizes(),
-        rounds=rounds,
-        min_sample_s=0.02 if QUIET else 0.004,
-        seconds=0.2 if QUIET else 0.02,
-    )
-    assert [a.roof for a in agreement] == levels.level_names()
-    for a in agreement:
-        assert a.suite > 0 and a.referee > 0 and a.unit == "GB/s" and a.referee_kernel.startswith("load")
-        assert a.ratio == pytest.approx(a.suite / a.referee)
+    from roofline.suite.run import RoofAsk, measure_roofs
+
+    # the one entry point: the level sweep and likwid-bench's load kernel inside each level, in the same rounds
+    m = measure_roofs(RoofAsk(kinds=(CEILING_KERNEL,), dtypes=("float32",), gemm_n=256, levels=True, referee=True))
+    assert m.levels.ok and m.referees.ok, (m.levels, m.referees)
+    ratios = {level: r.gbps / m.referees.value[level] for level, r in m.levels.value.items()}
+    assert list(ratios) == levels.level_names() and all(r > 0 for r in ratios.values())
     if QUIET:
-        off = {a.roof: round(a.ratio, 3) for a in agreement if not 0.85 <= a.ratio <= 1.15}
+        off = {level: round(r, 3) for level, r in ratios.items() if not 0.85 <= r <= 1.15}
         assert not off, f"level roofs disagree with likwid-bench beyond ±15 %: {off}"
 
 
@@ -376,7 +374,7 @@ def test_the_runs_compute_roofs_are_what_computepeak_records_or_why_not(monkeypa
     class Rounds:
         skipped = {"fp16": "no fp16 instructions"}
 
-        def __init__(self, n, linear):
+        def __init__(self, dtypes, n, linear):
             assert n == 512  # the run's GEMM size
             # the model's layers at its chosen batches: q and o, k and v, the MLP's gate and up, its down
             layers = [(4096, 4096), (4096, 1024), (4096, 14336), (14336, 4096)]
@@ -406,7 +404,7 @@ def test_the_runs_compute_roofs_are_what_computepeak_records_or_why_not(monkeypa
     with pytest.raises(BackendUnavailable, match="no compute roof for int8"):
         harness.compute_peak(done, "int8")
 
-    def wrong(n, linear):
+    def wrong(dtypes, n, linear):
         raise KernelMismatch("torch bf16 GEMM is wrong")
 
     monkeypatch.setattr(run, "ComputeRounds", wrong)

@@ -6,6 +6,7 @@ network and that the timing and the comparison are wired right, never how fast a
 
 import importlib.util
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -158,11 +159,26 @@ def test_measure_times_both_paths_at_each_batch():
 
 
 @needs_models
-def test_torch_gemm_roof_is_validated_and_positive():
-    from roofline.measure.llm_decode import torch_gemm_peak
+def test_a_models_roofs_are_the_runs_roofs_at_its_own_layers(monkeypatch):
+    """decode --measure and ModelDecode's own roofs come from the one entry point: the DRAM roof, numpy's fp32 GEMM
+    and the model's own layers as F.linear in its dtype at its batches, each roof its fastest round's median."""
+    from roofline.suite import run
 
-    peak = torch_gemm_peak("bf16", n=64, runs=2)
-    assert peak.best >= peak.median > 0 and peak.blas.startswith("torch")
+    asked = []
+    real = run.measure_roofs
+    monkeypatch.setattr(run, "measure_roofs", lambda ask: asked.append(ask) or real(ask))
+    monkeypatch.setenv("ROOFLINE_GEMM_N", "128")
+    monkeypatch.setenv("ROOFLINE_LLC_BYTES", "1M")
+    m = run.model_roofs(SHAPES["llama"], "bf16", [2])
+    (ask,) = asked
+    layers, rows = ask.linear["bf16"]
+    assert ask.kinds == ("read",) and ask.dtypes == ("float32",) and ask.gemm_n == 128 and rows == (2, 8)
+    assert (SHAPES["llama"].hidden, SHAPES["llama"].intermediate) in layers
+    hw = m.require()
+    assert hw.peak("bf16") == m.compute.value["bf16"].value.gflops * 1e9 and hw.peak("fp32") > 0
+    assert hw.bandwidth == m.ceilings.value.bandwidth_gbps["read"] * 1e9 and hw.memory_bytes
+    assert set(run.model_linear(SHAPES["llama"], "fp32", [1])) == {"fp32"}  # torch's own fp32, beside numpy's GEMM
+    assert run.model_linear(SHAPES["llama"], "int8", [1]) == {} and run.model_linear(SHAPES["llama"], "bf16", []) == {}
 
 
 # ---- the command ----------------------------------------------------------------------------------
@@ -172,9 +188,10 @@ TINY_FLAGS = ["--model", "custom", *(f"--{k.replace('_', '-')}={v}" for k, v in 
 
 @needs_models
 def test_cli_measure_prints_measured_and_bound_for_both_paths(monkeypatch, capsys):
-    import roofline.measure.llm_decode as llm_decode
+    from roofline.suite import run
 
-    monkeypatch.setattr(llm_decode, "local_hardware", lambda dtype: HW)  # the ceilings are tested elsewhere
+    roofs = SimpleNamespace(require=lambda: HW)
+    monkeypatch.setattr(run, "model_roofs", lambda shape, dtype, batches: roofs)  # the roofs are tested elsewhere
     argv = [*TINY_FLAGS, "--hardware", "local", "--measure", "--batch", "1,2", "--context", "8", "--steps", "2"]
     assert main(["decode", *argv]) == 0
     out = capsys.readouterr().out
@@ -258,13 +275,12 @@ def test_model_decode_grid_feeds_the_benchmark_floats_and_skips_what_overruns_th
 def test_the_models_bound_divides_by_the_runs_roofs_where_this_asv_run_left_them(monkeypatch):
     """Issue 39, every bound a roof: the bound's roofs are the run's (measured in its rounds, printed with the
     others), not the model's own of another moment; without them it measures its own and says so."""
-    from roofline.measure import llm_decode
-    from roofline.suite import handoff, harness
+    from roofline.suite import handoff, harness, run
 
     monkeypatch.setenv("ROOFLINE_MODEL_BATCH", "1")
-    own = Hardware("own", {"bf16": 2e12}, bandwidth=2e12)
+    own = SimpleNamespace(require=lambda: Hardware("own", {"bf16": 2e12}, bandwidth=2e12))
     calls, said = [], []
-    monkeypatch.setattr(llm_decode, "local_hardware", lambda dtype, gemm_n: calls.append(dtype) or own)
+    monkeypatch.setattr(run, "model_roofs", lambda shape, dtype, batches: calls.append(dtype) or own)
     monkeypatch.setattr(harness, "_warn", said.extend)
     monkeypatch.setattr(harness, "_under_asv", lambda: True)
     monkeypatch.setattr(handoff, "read", lambda dtype: HW)
@@ -289,8 +305,8 @@ def test_model_decode_grid_without_transformers_skips_every_batch(monkeypatch):
 
 
 def test_the_report_from_results_tables_the_model_and_says_which_batch_was_skipped(tmp_path):
-    from roofline.report.cpu import render_text
     from roofline.report.from_results import report_from_results
+    from roofline.report.text import render_text
     from roofline.suite.names import MODEL_BOUND_TOKENS, MODEL_LEAN_TOKENS, MODEL_TOKENS
     from tests.asv_fixtures import SUITE, full_values, write_benchmarks, write_machine, write_run
 

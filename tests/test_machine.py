@@ -133,6 +133,7 @@ def test_a_first_run_under_the_new_name_says_where_the_host_named_runs_are(tmp_p
     """Results filed under the host name ('vm') before runs were named by what the machine is stay readable:
     the first run under the new name says where they are, once; other hardware's folders are not named."""
     from roofline.bench import _say_earlier_names
+    from roofline.suite.asv_files import load
 
     from .asv_fixtures import machine_info, write_machine
 
@@ -140,12 +141,12 @@ def test_a_first_run_under_the_new_name_says_where_the_host_named_runs_are(tmp_p
     write_machine(results, "vm")  # this hardware, filed under its host name
     write_machine(results, "elsewhere", cpu="Other CPU")
     entry = machine_info("epyc-zen4-2core-32mib-l3")
-    assert machine_file.earlier_names(results, entry) == ["vm"]
-    _say_earlier_names(results, entry)
+    assert machine_file.earlier_names(load(results), entry) == ["vm"]
+    _say_earlier_names(load(results), entry)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"earlier runs are in {results / 'vm'}" in err[0] and "MACHINE=vm" in err[0]
     write_machine(results, entry["machine"])  # the second run under it says nothing more
-    _say_earlier_names(results, entry)
+    _say_earlier_names(load(results), entry)
     assert capsys.readouterr().err == ""
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from roofline.errors import BackendUnavailable
 from roofline.measure import compute, numpy_step, pools
+from roofline.model.hierarchy import POOL_LLC_MULTIPLE
 from roofline.suite import params, preflight, runnable
 
 from .machine_profiles import PROFILES
@@ -28,7 +29,7 @@ NO_NATIVE = {"xeon-amx": set(), "epyc-zen4": {"fp16"}, "epyc-zen3": {"bf16", "fp
 @pytest.mark.parametrize("profile", PROFILES, ids=str)
 def test_every_pool_escapes_four_times_the_llc_and_fits_a_23_gib_machine(profile, monkeypatch, tmp_path):
     llc = profile.llc_bytes
-    assert pools.escape_bytes(llc) == pools.POOL_LLC_MULTIPLE * llc == 4 * llc
+    assert pools.escape_bytes(llc) == POOL_LLC_MULTIPLE * llc == 4 * llc
     sizes = (*params.DEFAULT_N, params.DEFAULT_SWEEP_N, *params.DEFAULT_BACKEND_N)
     for n in sizes:
         pool = pools.pool_count(n, 4, llc) * n * n * 4

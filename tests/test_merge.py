@@ -16,6 +16,7 @@ import pytest
 
 from roofline.cli import main
 from roofline.errors import BadInput
+from roofline.suite import asv_files
 from roofline.suite import merge as merge_mod
 from roofline.suite.merge import merge, union_params
 from roofline.suite.results import read_results
@@ -355,7 +356,7 @@ def test_a_failure_while_building_leaves_dest_as_it_was(tmp_path, capsys, monkey
 
 
 def test_without_an_atomic_exchange_two_renames_still_merge(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(merge_mod, "_exchange", lambda a, b: False)
+    monkeypatch.setattr(asv_files, "exchange", lambda a, b: False)
     dest = shard(tmp_path / "dest", "alpha")
     held = snapshot(dest)
     assert cli(capsys, shard(tmp_path / "b", "beta"), dest)[0] == 0
@@ -377,7 +378,7 @@ def test_the_exchange_really_swaps_on_linux(tmp_path):
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "f").write_text("x")
     (tmp_path / "y").mkdir()
-    if not merge_mod._exchange(tmp_path / "x", tmp_path / "y"):
+    if not asv_files.exchange(tmp_path / "x", tmp_path / "y"):
         pytest.skip("this filesystem does not support RENAME_EXCHANGE")
     assert (tmp_path / "y" / "f").read_text() == "x" and not (tmp_path / "x" / "f").exists()
 

@@ -39,7 +39,8 @@ def test_the_core_comes_from_the_family_and_model_and_the_clock_from_the_tsc_or_
 
 def _report(facts):
     from roofline.model.hierarchy import Hierarchy, LevelRoof
-    from roofline.report.cpu import Roofs, build_report, render_text
+    from roofline.report.cpu import Roofs, build_report
+    from roofline.report.text import render_text
 
     roofs = Roofs({"read": 30e9}, {"float32": 150e9, "float64": 75e9})
     hierarchy = Hierarchy((LevelRoof("L1", 64 * 1024, 300.0, "numba load"),))

@@ -11,7 +11,7 @@ import pytest
 
 from roofline.cli import main
 from roofline.errors import BadInput
-from roofline.suite import machine_file
+from roofline.suite import asv_files, machine_file
 from roofline.suite.results import read_results
 
 from .asv_fixtures import full_values, snapshot, write_benchmarks, write_machine, write_run
@@ -156,5 +156,5 @@ def test_results_that_lack_a_key_the_machine_now_records_are_named_before_asv_sp
     (folder / "new.json").write_text(json.dumps({"params": {"machine": "m", "blas": "openblas", "cpu_core": "zen4"}}))
     (folder / "broken.json").write_text("{")
     entry = {"blas": "openblas", "cpu_core": "zen4", "cpu_clock": "", "gpu": ""}
-    assert machine_file.keys_results_lack(folder, entry) == ["cpu_core"]
-    assert machine_file.keys_results_lack(tmp_path / "absent", entry) == []
+    assert machine_file.keys_results_lack(asv_files.load_machine(folder), entry) == ["cpu_core"]
+    assert machine_file.keys_results_lack(asv_files.load_machine(tmp_path / "absent"), entry) == []

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from roofline.outcome import Failed, Measured, Skipped
-from roofline.report.cpu import EnginePoint, ModelPoint, render_engine_decode
+from roofline.report.cpu import EnginePoint, ModelPoint
+from roofline.report.text import render_engine_decode
 from roofline.suite.notes import NOTES_VARIABLE, Note, notes_of, read_notes, reason_for, write_notes
 
 GRID = {

@@ -13,7 +13,7 @@ from roofline.cli import main
 from roofline.errors import BadInput
 from roofline.model.catalogue import lookup
 from roofline.model.hierarchy import DRAM, ComputeRoof, Hierarchy, LevelRoof
-from roofline.report import compare
+from roofline.report import summary
 from roofline.report.cpu import Roofs, build_report
 from roofline.report.from_results import report_from_results
 from roofline.report.plot import ROOF_GID, draw_overlay, draw_report, plot_report
@@ -21,7 +21,7 @@ from roofline.suite.results import read_results
 
 from .asv_fixtures import two_machines
 from .clitools import EXAMPLE_MACHINE
-from .test_report import FACTS, point, sample_report
+from .test_report import FACTS, point, sample_report, swept
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "results"
 KIB, MIB = 2**10, 2**20
@@ -45,8 +45,8 @@ def epyc_report():
     cache = tuple(
         point(1024, b, 2 * 1024 * 1024 * b / g / 1e9, "cache", pool=4 * MIB) for b, g in ((1, 33), (8, 42), (64, 65))
     )
-    sweep = tuple(point(4096, b, max(1.5e-3, b * 1.5e-3 / 8)) for b in (1, 2, 4, 8, 16, 32, 64))
-    return build_report(FACTS, roofs, hierarchy=EPYC, decode=decode, cache_resident=cache, sweep_n=4096, sweep=sweep)
+    sweep = swept([point(4096, b, max(1.5e-3, b * 1.5e-3 / 8)) for b in (1, 2, 4, 8, 16, 32, 64)])
+    return build_report(FACTS, roofs, hierarchy=EPYC, decode=decode, cache_resident=cache, sweep_n=4096, **sweep)
 
 
 def texts(fig) -> list[Text]:
@@ -100,8 +100,8 @@ def two_real_machines(tmp_path) -> Path:
 
 def cases(tmp_path):
     example = report_from_results(EXAMPLES, EXAMPLE_MACHINE)
-    summaries, _ = compare.summarize(read_results(two_real_machines(tmp_path)))
-    fixture, _ = compare.summarize(read_results(two_machines(tmp_path / "fixture")))
+    summaries, _ = summary.summarize(read_results(two_real_machines(tmp_path)))
+    fixture, _ = summary.summarize(read_results(two_machines(tmp_path / "fixture")))
     return {
         "default report (examples/results)": draw_report([example]),
         "the default report with --reference h100": draw_report([example], reference=lookup("h100")),

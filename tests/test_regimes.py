@@ -55,12 +55,15 @@ def test_numpy_overhead_roof(monkeypatch, tmp_path):
 
 
 def test_gpu_run_logic_on_cpu(monkeypatch, tmp_path):
-    """The whole GPU run, with torch-cpu steps standing in for CUDA ones and fake facts."""
+    """The whole GPU run, with torch-cpu steps standing in for CUDA ones and fake facts; its ceilings measured
+    through the one entry point (suite.run.measure_roofs, the torch-cuda backend: a round each pass)."""
     pytest.importorskip("torch", reason="torch is not installed")
     from roofline.measure import backends
     from roofline.measure.ceilings import Bandwidth, Ceilings, GemmPeak
     from roofline.model.hardware import Hardware
-    from roofline.report import gpu
+    from roofline.report.gpu import render_gpu_text
+    from roofline.suite import gpu
+    from roofline.suite import run as suite_run
 
     monkeypatch.setenv("ROOFLINE_LLC_BYTES", "1M")
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path))
@@ -70,7 +73,19 @@ def test_gpu_run_logic_on_cpu(monkeypatch, tmp_path):
     monkeypatch.setattr(gpu, "available", lambda *a: None)
     monkeypatch.setattr(gpu, "gpu_facts", lambda: {"name": "Fake GPU", "clocks": {"clocks.sm": 345.0}})
     monkeypatch.setattr(gpu, "gpu_clocks", lambda: {"clocks.sm": 1980.0})
-    monkeypatch.setattr(gpu, "measure_gpu_ceilings", lambda *a, **k: Ceilings({"d2d-copy": bw}, peaks, 0, hw))
+    rounds = []
+
+    class CudaRounds:  # the GPU's ceilings, as measure_roofs times them
+        def __init__(self, dtypes, gemm_n):
+            rounds.append(("made", dtypes, gemm_n))
+
+        def time(self):
+            rounds.append("round")
+
+        def ceilings(self):
+            return Ceilings({"d2d-copy": bw}, peaks, 0, hw)
+
+    monkeypatch.setattr(suite_run, "CudaCeilingRounds", CudaRounds)
     monkeypatch.setattr(gpu, "build_step", lambda _b, d, n, b: backends.build_step("torch-cpu", d, n, b))
     real = overhead.measure_overhead
     monkeypatch.setattr(gpu, "measure_overhead", lambda _b, d, **k: real("torch-cpu", d, repeats=3))
@@ -84,6 +99,7 @@ def test_gpu_run_logic_on_cpu(monkeypatch, tmp_path):
         progress=said.append,
     )
     assert run["schema"] == gpu.SCHEMA and said[0] == "ceilings"
+    assert rounds == [("made", ("bf16", "fp32", "fp8"), gpu.GEMM_N), *["round"] * suite_run.passes()]
     assert run["machine"]["clocks_start"] == {"clocks.sm": 345.0} and run["machine"]["clocks_end"]["clocks.sm"] == 1980
     assert [p["batch"] for p in run["sweeps"][0]["points"]] == [1, 16, 64]
     assert run["sweeps"][0]["knee"]["batch"] > 0
@@ -96,7 +112,7 @@ def test_gpu_run_logic_on_cpu(monkeypatch, tmp_path):
         if r["dtype"] in peaks:
             assert r["regime"]["bound"] in regimes.ROOFS
     json.dumps(run, allow_nan=False, default=str)
-    text = gpu.render_gpu_text(run)
+    text = render_gpu_text(run)
     assert "Fake GPU" in text and "crossover (bf16)" in text and "clocks end" in text
 
 

@@ -3,7 +3,9 @@ from dataclasses import replace
 
 import pytest
 
-from roofline.report.cpu import SCHEMA, Point, Roofs, build_report, render_text
+from roofline.model.knee import fit_knee
+from roofline.report.cpu import SCHEMA, Point, Roofs, build_report
+from roofline.report.text import render_text
 
 FACTS = {
     "host": "box",
@@ -38,6 +40,11 @@ def point(n, b, seconds, regime="dram", spread=1.05, pool=512 * 2**20):
     )
 
 
+def swept(points):
+    """A sweep's points and their knee, as the run hands them to the report (:class:`roofline.suite.run.Crossover`)."""
+    return {"sweep": tuple(points), "knee": fit_knee([p.batch for p in points], [p.seconds for p in points])}
+
+
 def sample_report(**kw):
     return build_report(
         FACTS,
@@ -45,9 +52,18 @@ def sample_report(**kw):
         decode=(point(2048, 1, 0.7e-3), point(2048, 64, 3e-3)),
         cache_resident=(point(1024, 1, 0.1e-3, "cache", pool=4 * 2**20),),
         sweep_n=2048,
-        sweep=tuple(point(2048, b, max(0.7e-3, b * 0.7e-3 / 24)) for b in (1, 4, 16, 64, 256)),
+        **swept([point(2048, b, max(0.7e-3, b * 0.7e-3 / 24)) for b in (1, 4, 16, 64, 256)]),
         **kw,
     )
+
+
+def test_the_report_prints_the_runs_knee_and_fits_none_itself():
+    """One knee fit (the run's, :func:`roofline.model.knee.fit_knee`): the report shows the knee it is handed."""
+    r = sample_report()
+    fitted = replace(r.knee, batch=30.0, within_sweep=False)
+    x = replace(r, knee=fitted).crossover()
+    assert x["observed_batch"] == 30.0 and x["observed_within_sweep"] is False
+    assert "observed_batch" not in replace(r, knee=None).crossover()  # no knee handed, none made up
 
 
 def test_report_keys_are_the_documented_ones():
@@ -245,7 +261,8 @@ def test_noisy_points_are_one_line_naming_each():
 def test_a_model_or_engine_row_without_figures_gives_the_runs_reason_or_says_where_it_is():
     """A row the run said nothing of (a report from results) points at asv's output; one the run noted says
     its true reason: not chosen (the variable), skipped (what is missing), failed (the error)."""
-    from roofline.report.cpu import EnginePoint, ModelPoint, render_engine_decode, render_model_decode
+    from roofline.report.cpu import EnginePoint, ModelPoint
+    from roofline.report.text import render_engine_decode, render_model_decode
 
     (model,) = [line for line in render_model_decode((ModelPoint(8, None, None, None),)) if line.startswith("      8")]
     assert model.endswith("not measured: no figure recorded (not chosen, skipped or failed: asv's output of the run "
@@ -258,7 +275,8 @@ def test_a_model_or_engine_row_without_figures_gives_the_runs_reason_or_says_whe
 
 
 def test_an_engine_row_names_its_kernels_and_a_cache_sized_file_is_marked():
-    from roofline.report.cpu import EnginePoint, render_engine_decode
+    from roofline.report.cpu import EnginePoint
+    from roofline.report.text import render_engine_decode
 
     row = dict(tokens_per_s=50.0, counter_tokens_per_s=52.0, bound_tokens_per_s=60.0, predicted_tokens_per_s=55.0)
     small = EnginePoint("llama.cpp", "Q4_0", 1, **row, kernel_path=2.0, step_bytes=285e6)

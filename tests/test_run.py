@@ -277,7 +277,8 @@ def test_only_a_dram_step_beyond_the_dram_roof_is_warned_of():
 def test_the_gemm_ceilings_are_measured_at_roofline_gemm_n(monkeypatch):
     seen = {}
 
-    def stop(**kwargs):
+    def stop(dtypes, **kwargs):
+        assert dtypes == ("float32", "float64")
         seen.update(kwargs)
         raise BadInput("stopped after the call")
 
@@ -285,12 +286,13 @@ def test_the_gemm_ceilings_are_measured_at_roofline_gemm_n(monkeypatch):
     monkeypatch.setenv("ROOFLINE_GEMM_N", "512")
     ceilings = run._Ceilings(params.gemm_n())
     ceilings.turn()  # no rounds to time: the reason stays
-    assert seen == {"gemm_n": 512, "shapes": (), "gemv": ()} and ceilings.outcome() == Failed("stopped after the call")
+    assert seen == {"gemm_n": 512, "kinds": ("copy", "add", "triad", "read"), "shapes": (), "gemv": ()}
+    assert ceilings.outcome() == Failed("stopped after the call")
 
 
 def test_a_ceiling_that_fails_in_a_later_round_reports_no_figure(monkeypatch):
     class Rounds:
-        def __init__(self, gemm_n, shapes=(), gemv=()):
+        def __init__(self, dtypes, gemm_n, kinds, shapes=(), gemv=()):
             self.timed = 0
 
         def time(self, runs, gemm_runs, round_s):
@@ -533,7 +535,7 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
     monkeypatch.setattr(run.StepRounds, "measurements", lambda self: [])
 
     class Rounds:
-        def __init__(self, gemm_n, shapes=(), gemv=()):
+        def __init__(self, dtypes, gemm_n, kinds, shapes=(), gemv=()):
             events.append("made")
 
         def time(self, runs, gemm_runs, round_s):
@@ -572,7 +574,7 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
     monkeypatch.setattr(run, "SweepRounds", Sweeping)
 
     class Compute:
-        def __init__(self, n, linear):
+        def __init__(self, dtypes, n, linear):
             events.append(f"compute made n={n}")
 
         def time(self, round_s):
@@ -615,13 +617,8 @@ def test_the_points_the_ceilings_and_the_sweeps_take_turns_over_the_run(monkeypa
     state = run._measure({}, {}, (256, run.SWEEP_BATCHES), None, (1 << 20, "test"), Watch())
     runs, gemm_runs = ceilings.BANDWIDTH_RUNS // run.PASSES, ceilings.GEMM_RUNS // run.PASSES
     per = f"ceilings {runs}+{gemm_runs} {ceilings.STREAM_ROUND_S}s"
-    made = [
-        "start",
-        "made",
-        f"sweep made n=256 2x {step.MIN_TOTAL_S / 3:.4f}s",
-        "referee made ['DRAM', 'LLC'] ('fp32', 'fp64')",
-    ]
-    made += ["compute made n=None", "levels made ('load',)"]
+    made = ["start", "made", "referee made ['DRAM', 'LLC'] ('fp32', 'fp64')"]
+    made += ["compute made n=None", "levels made ('load',)", f"sweep made n=256 2x {step.MIN_TOTAL_S / 3:.4f}s"]
     # the level sweep: one round in each of the run's three passes (five at one moment)
     # and each turn starts once the last turn's BLAS workers have stopped spinning
     compute = f"compute {run.COMPUTE_ROUND_S}s"
@@ -769,6 +766,8 @@ def test_the_live_report_is_the_report_of_the_run_asv_records(measured):
     assert report.roofs.peaks == {d: v * 1e9 for d, v in measured.peak_gflops.items()}
     assert report.roofs.as_dict()["bandwidth_spread"] == dict(measured.ceilings.value.spreads)  # the JSON keeps them
     assert report.recorded_crossover == measured.crossover.value.batch
+    assert report.knee is measured.crossover.value.knee  # the run's one fit, not the report's own
+    assert report.crossover()["observed_batch"] == measured.crossover.value.knee.batch
     assert [p.batch for p in report.sweep] == [m.batch for m in measured.crossover.value.points]
     assert report.conditions == measured.conditions
     # the parts SMALL switched off say so, once each
@@ -778,9 +777,12 @@ def test_the_live_report_is_the_report_of_the_run_asv_records(measured):
 
 
 def test_the_live_report_measures_with_the_runs_orchestrator_at_its_sizes(measured, monkeypatch):
-    """``measure_report`` is a thin caller: the run's orchestrator at the report's sizes, then the overhead."""
+    """``measure_live`` is a thin caller: the run's orchestrator at the report's sizes, then the overhead asv's
+    tracks record (one function, :func:`harness.overhead_seconds`); the report renders what it returns."""
+    from roofline.measure import overhead
     from roofline.measure.overhead import Overhead
-    from roofline.report import cpu
+    from roofline.report.from_run import report_from_run
+    from roofline.suite import live
 
     calls = []
 
@@ -788,11 +790,13 @@ def test_the_live_report_measures_with_the_runs_orchestrator_at_its_sizes(measur
         calls.append((dict(grid), dict(chosen), sweep, progress))
         return measured
 
-    monkeypatch.setattr(run, "measure_run", fake_run)
-    monkeypatch.setattr(cpu, "measure_overhead", lambda *a: Overhead("numpy", "fp32", 64, 1, "t", 5e-6, 2e-6))
-    report = cpu.measure_report(sizes=[256], batches=[1, 8], cache_sizes=[], sweep_n=512, sweep_batches=[1, 4])
+    monkeypatch.setattr(live, "measure_run", fake_run)
+    monkeypatch.setattr(overhead, "measure_overhead", lambda *a: Overhead("numpy", "fp32", 64, 1, "t", 5e-6, 2e-6))
+    got = live.measure_live(sizes=[256], batches=[1, 8], cache_sizes=[], sweep_n=512, sweep_batches=[1, 4])
     chosen = {"ROOFLINE_N": (256,), "ROOFLINE_CACHE_N": (), "ROOFLINE_BATCH": (1, 8)}
     assert calls == [(chosen, chosen, (512, (1, 4)), None)]
+    assert got.state is measured and got.overhead == (2e-6, 5e-6) and "host" in got.facts
+    report = report_from_run(got.state, got.facts, got.overhead)
     assert (report.overhead_seconds, report.overhead_single_seconds) == (2e-6, 5e-6)
     assert report.decode and all(p.gflops for p in report.decode)
 
@@ -809,3 +813,83 @@ def test_the_runs_noisy_steps_are_one_line_for_asv_not_one_a_step(measured):
     assert line.endswith(": cache-resident n=1024 batch=8 25%, n=2048 batch=1 25%, sweep n=4096 batch=4 25%")
     assert run._noisy({("dram", 2048, 8): Measured(run.Timed(quiet))}, Failed("no sweep")) == ()
     assert not any("spread" in w for p in measured.points.values() if p.ok for w in p.value.warnings)
+
+
+# ---- the one entry point that measures this machine's roofs ----------------------------------------------
+
+
+def _fake_ceilings(timed: list, asked: dict):
+    """CeilingRounds whose read kernel's best sample (50 GB/s) and median of all (20) are not its roof (its fastest
+    round's median, 30), and whose batch-1 GEMV is the faster honest read kernel (32); the fp32 GEMM's best 300
+    GFLOP/s, its roof 150."""
+    from roofline.measure.ceilings import Bandwidth, Ceilings, GemmPeak, hardware_from, read_roof
+
+    read = Bandwidth("read", 50e9, 20e9, 1.1, 1 << 20, 2, 9, best_round=30e9)
+    bw = {"read": read, "gemv n=64": replace(read, kind="gemv n=64", best=60e9, best_round=32e9)}
+    peak = GemmPeak("float32", 64, 300e9, 100e9, 1.1, "fake BLAS", 2, 6, best_round=150e9)
+
+    class Rounds:
+        def __init__(self, dtypes, gemm_n, kinds, shapes=(), gemv=()):
+            asked.update(dtypes=dtypes, gemm_n=gemm_n, kinds=kinds, gemv=tuple(gemv))
+
+        def time(self, runs, gemm_runs, round_s):
+            timed.append((runs, gemm_runs, round_s))
+
+        def ceilings(self):
+            if not timed:
+                raise BadInput("no round was timed")
+            return Ceilings(bw, {"float32": peak}, 1 << 20, hardware_from(read_roof(bw), {"float32": peak}))
+
+    return Rounds
+
+
+def test_measure_roofs_times_what_is_asked_in_the_runs_passes_by_the_one_roof_rule(monkeypatch):
+    """Every command that measures this machine gets its roofs from measure_roofs: the run's passes, each roof the
+    fastest round's median of the fastest honest kernel (never a best sample, never the median of all)."""
+    timed, asked = [], {}
+    monkeypatch.setattr(run, "CeilingRounds", _fake_ceilings(timed, asked))
+    monkeypatch.setattr(run, "settle", lambda: None)
+    m = run.measure_roofs(run.RoofAsk(kinds=("read",), dtypes=("float32",), gemm_n=64, gemv=(64,)))
+    assert asked == {"dtypes": ("float32",), "gemm_n": 64, "kinds": ("read",), "gemv": (64,)}
+    assert len(timed) == run.passes() and timed[0] == (15 // run.passes(), 6 // run.passes(), 1.0)
+    hw = m.require()
+    assert (hw.bandwidth, hw.peak("fp32")) == (32e9, 150e9) and hw.memory_bytes and "fastest GEMM" in hw.source
+    assert m.compute == m.levels == m.referees == Skipped(run.NOT_ASKED)
+    with pytest.raises(BadInput, match="roof backend"):
+        run.RoofAsk(backend="tpu")
+
+
+def test_an_engines_own_roofs_are_the_entry_points_rounds_a_turn_per_engine_round(monkeypatch):
+    timed, asked = [], {}
+    monkeypatch.setattr(run, "CeilingRounds", _fake_ceilings(timed, asked))
+    rounds = run.engine_roofs(128)
+    assert asked == {"dtypes": ("float32",), "gemm_n": 128, "kinds": ("read",), "gemv": ()}
+    with pytest.raises(BadInput, match="no round"):
+        rounds.hardware_now()
+    rounds.turn()
+    assert rounds.hardware_now().bandwidth == 32e9
+    rounds.turn()
+    assert len(timed) == 2 and rounds.result().require().bandwidth == 32e9
+
+
+def test_the_run_measures_its_roofs_through_the_same_parts(monkeypatch):
+    """measure_run's roofs are RoofRounds of what it asks (run_ask): every roof, at its chosen points' sizes."""
+    chosen = {"ROOFLINE_N": (1024,), "ROOFLINE_BATCH": (1, 64), "ROOFLINE_MODEL_BATCH": (1,)}
+    ask = run.run_ask(chosen, 512)
+    assert (ask.levels, ask.referee, ask.compute, ask.gemm_n, ask.gemv) == (True, True, run.TORCH_DTYPES, 512, (1024,))
+    assert ask.shapes == ((1024, 64),) and set(ask.linear) == {params.MODEL_DTYPE}
+    made = []
+    monkeypatch.setattr(run, "RoofRounds", lambda ask: made.append(ask) or (_ for _ in ()).throw(BadInput("stop")))
+    with pytest.raises(BadInput, match="stop"):
+        run._measure(chosen, {}, (256, (1, 2)), 512, (1 << 20, "test"), type("W", (), {"start": lambda self: 0})())
+    assert made == [ask]
+
+
+def test_a_torch_compute_roof_joins_the_gemms_as_the_faster_of_the_two():
+    from roofline.model.hierarchy import ComputeRoof
+
+    hw = Hardware("h", {"fp32": 100e9, "fp64": 50e9}, 1e9)
+    compute = {"fp32": Measured(ComputeRoof("fp32", 80.0, "torch")), "bf16": Measured(ComputeRoof("bf16", 20.0, "t"))}
+    got = run.with_compute(hw, Measured({**compute, "int8": Skipped("no VNNI")}))
+    assert got.peak_flops == {"fp32": 100e9, "fp64": 50e9, "bf16": 20e9}
+    assert run.with_compute(hw, Skipped("off")) is hw

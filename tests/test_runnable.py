@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from roofline import asv_plugin, bench, regress
+from roofline import asv_driver, asv_plugin, regress
 from roofline.errors import BadInput
 from roofline.suite import harness, params, runnable
 from roofline.suite.results import Benchmark
@@ -205,27 +205,32 @@ def test_regress_gates_exactly_what_its_selection_ran():
 
 
 def test_a_run_that_wrote_no_value_measured_nothing(tmp_path):
+    from roofline.suite.asv_files import load_machine
+
     folder = tmp_path / "box"
     folder.mkdir()
     (folder / "machine.json").write_text("{}")
-    before = bench._snapshot(folder)
-    assert not bench.measured_anything(folder, before)  # asv wrote nothing (the project did not build)
-    row = {"results": {"a.B.track_x": [[None, float("nan")], [["1", "2"]]]}}
+    before = load_machine(folder)
+    assert not asv_driver.measured_anything(load_machine(folder), before)  # asv wrote nothing (no build)
+    row = {"result_columns": ["result", "params"], "results": {"a.B.track_x": [[None, float("nan")], [["1", "2"]]]}}
     (folder / "aaaaaaaa-existing-py.json").write_text(json.dumps(row))
-    assert not bench.measured_anything(folder, before)  # every benchmark failed or skipped
+    assert not asv_driver.measured_anything(load_machine(folder), before)  # every benchmark failed or skipped
     row["results"]["a.B.time_y"] = [[1.5e-5], [["1"]]]
     (folder / "aaaaaaaa-existing-py.json").write_text(json.dumps(row))
-    assert bench.measured_anything(folder, before)
-    assert not bench.measured_anything(folder, bench._snapshot(folder))  # an old file is not this run's
+    assert asv_driver.measured_anything(load_machine(folder), before)
+    assert not asv_driver.measured_anything(load_machine(folder), load_machine(folder))  # an old file is not this run's
+    row["result_columns"] = ["params", "result"]  # asv names each column: the values are where it says
+    (folder / "aaaaaaaa-existing-py.json").write_text(json.dumps(row).replace("1.5e-05", "null"))
+    assert not asv_driver.measured_anything(load_machine(folder), before)
 
 
 def test_roofline_allow_busy_is_the_flag_and_anything_else_is_one_line(monkeypatch, capsys):
     from roofline.cli import main
 
     for text, flag, want in (("", False, False), ("0", False, False), ("1", False, True), ("", True, True)):
-        monkeypatch.setenv(bench.ALLOW_BUSY_VARIABLE, text)
-        assert bench.allow_busy_from(flag) is want
-    monkeypatch.setenv(bench.ALLOW_BUSY_VARIABLE, "yes")
+        monkeypatch.setenv(asv_driver.ALLOW_BUSY_VARIABLE, text)
+        assert asv_driver.allow_busy_from(flag) is want
+    monkeypatch.setenv(asv_driver.ALLOW_BUSY_VARIABLE, "yes")
     assert main(["regress", "HEAD~1", "HEAD"]) == 2
     assert "ROOFLINE_ALLOW_BUSY='yes'" in one_line_error(capsys.readouterr().err)
 
@@ -355,8 +360,7 @@ def test_the_backend_grid_runs_on_the_cores_its_watch_leaves_and_says_when_conte
 
 def test_regress_and_bench_file_results_under_what_the_machine_is_not_the_host(tmp_path, monkeypatch):
     """Unless told a name, the machine entry (and with it the results folder) is the gallery name."""
-    from roofline.suite.gallery import this_machine
-    from roofline.suite.machine_file import asv_machine_name, register
+    from roofline.suite.machine_file import asv_machine_name, register, this_machine
 
     monkeypatch.setattr("platform.node", lambda: "vm")
     path = tmp_path / "machine.json"

@@ -23,6 +23,7 @@ from ..errors import BadInput, KernelMismatch
 from ..host import blas_summary, blas_threads, cpu_count, llc_bytes
 from ..model.dtypes import by_numpy
 from ..model.hardware import Hardware
+from ..model.hierarchy import CEILING_KERNEL
 from ..model.intervals import MedianCI, fastest_round_median, median_ci
 from .contention import blas_limit
 from .numpy_step import decode_step, reference_product, relative_error
@@ -30,17 +31,6 @@ from .pools import check_fits, escape_bytes, random_array
 
 #: Elements per block of the blocked triad: one block of ``a`` stays in L2 between its two passes.
 TRIAD_BLOCK = 131072
-
-#: The kernel whose median is the DRAM bandwidth roof. A decode step reads its weights and writes
-#: next to nothing, so its roof is a read: ``read`` (s = b·c, BLAS dot) reads two arrays and writes
-#: none. STREAM's add (a = b + c) also writes one, and each written line is first read into the cache
-#: (write-allocate) but not counted, so a GEMV read its weights faster than add's figure said (roof
-#: fractions of 1.04–1.05 in 3 of 5 quiet runs). numpy cannot fuse a triad: it needs two passes per
-#: block, which measures numpy rather than memory; add matches a native triad (tools/stream_triad.c).
-CEILING_KERNEL = "read"
-
-#: The roof in results recorded before ``read`` was measured: add was the roof until then.
-EARLIER_CEILING_KERNEL = "add"
 
 #: Arrays counted per element, as STREAM counts them (read: the two it reads).
 ARRAYS_MOVED = {"copy": 2, "add": 3, "triad": 3, "read": 2}
@@ -72,13 +62,6 @@ def point_shapes(sizes: Iterable[int], batches: Iterable[int]) -> list[tuple[int
     batch, where that batch is compute-bound (:data:`SHAPED_ROOF_BATCH`)."""
     batch = max(batches, default=0)
     return [(n, batch) for n in sorted(set(sizes))] if batch >= SHAPED_ROOF_BATCH else []
-
-
-def roof_kernel(kinds: Iterable[str]) -> str | None:
-    """The kernel among recorded ``kinds`` whose figure is the bandwidth roof: :data:`CEILING_KERNEL`,
-    or :data:`EARLIER_CEILING_KERNEL` in results from before it was measured; None without either."""
-    present = set(kinds)
-    return next((k for k in (CEILING_KERNEL, EARLIER_CEILING_KERNEL) if k in present), None)
 
 
 def _rate_ci(work: float, times: list[float]) -> MedianCI:
@@ -570,22 +553,3 @@ class CeilingRounds:
             hardware=hardware_from(read_roof(bw), peaks, shaped=shaped.values()),
             shaped=shaped,
         )
-
-
-def measure_ceilings(
-    dtypes: tuple[str, ...] = ("float32", "float64"),
-    total_bytes: int | None = None,
-    gemm_n: int | None = None,
-    runs: int = BANDWIDTH_RUNS,
-    kinds: tuple[str, ...] = tuple(ARRAYS_MOVED),
-    round_s: float = STREAM_ROUND_S,
-    shapes: Iterable[tuple[int, int]] = (),
-) -> Ceilings:
-    """Bandwidth (``kinds``, which must include the roof's) and GEMM peaks per dtype, and at ``shapes``, at
-    one moment (one round of :class:`CeilingRounds`, the bandwidth kernels' lasting ``round_s``), as a
-    measured Hardware."""
-    if runs < 1:
-        raise BadInput(f"runs must be ≥ 1, got {runs}")
-    rounds = CeilingRounds(dtypes, total_bytes, gemm_n, kinds, shapes)
-    rounds.time(runs, min(GEMM_RUNS, runs), round_s)
-    return rounds.ceilings()

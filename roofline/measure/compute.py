@@ -24,16 +24,13 @@ import numpy as np
 
 from ..errors import BackendUnavailable, BadInput, KernelMismatch, positive_int
 from ..host import cpu_flags, import_torch
-from ..model.dtypes import DTYPES, by_numpy
+from ..model.dtypes import COMPUTE_DTYPES, DTYPES, by_numpy
 from ..model.hierarchy import ComputeRoof
 from ..model.intervals import fastest_round_median, median_ci
 from .ceilings import GEMM_RUNS, GemmPeak, climb, default_gemm_n, gemm_peak
 from .numpy_step import relative_error
 from .pools import check_fits, random_array
 from .timing import settle
-
-#: The dtypes a compute roof is measured for, in the order reports list them.
-COMPUTE_DTYPES = ("fp64", "fp32", "bf16", "fp16", "int8")
 
 #: CPU flags (any one suffices) that give a torch dtype native arithmetic on x86.
 NATIVE = {
@@ -44,6 +41,9 @@ NATIVE = {
 
 #: The dtypes computed through torch (fp32 and fp64 are numpy's BLAS: the run's GEMM ceiling).
 TORCH_DTYPES = ("bf16", "fp16", "int8")
+#: The dtypes a model's own layers are timed in as ``F.linear`` (:class:`ComputeRounds`' ``linear``): a model
+#: decoded by torch in fp32 runs torch's fp32 kernels, not numpy's.
+LINEAR_DTYPES = ("bf16", "fp16", "fp32")
 
 #: Square size of a torch GEMM timed at one moment (:func:`compute_roof`); a run's rounds climb
 #: :data:`~roofline.measure.ceilings.GEMM_LADDER` instead (:func:`square_gemms`): on the Xeon a 4096³ bf16 GEMM
@@ -205,8 +205,8 @@ def _torch_linears(dtype: str, k: int, out: int, rows: Sequence[int]) -> list[_T
 
 
 def _linear_checked(dtype: str, k: int, out: int, rows: Sequence[int]) -> tuple[int, int, tuple[int, ...]]:
-    if dtype not in TORCH_DTYPES or dtype == "int8":
-        raise BadInput(f"no F.linear roof for dtype {dtype!r} (use bf16 or fp16)")
+    if dtype not in LINEAR_DTYPES:
+        raise BadInput(f"no F.linear roof for dtype {dtype!r} (use {', '.join(LINEAR_DTYPES)})")
     rows = tuple(positive_int("F.linear rows", r) for r in rows)
     if not rows:
         raise BadInput("an F.linear roof needs at least one row count")
@@ -325,14 +325,3 @@ def compute_roof(dtype: str, n: int | None = None, runs: int = GEMM_RUNS, requir
         numpy_name = DTYPES[dtype].numpy
         return from_gemm(gemm_peak(numpy_name, n or default_gemm_n(numpy_name), runs=runs))
     return _torch_roof(dtype, _checked(dtype, n, require_native), runs)
-
-
-def compute_roofs(dtypes: tuple[str, ...] = COMPUTE_DTYPES, **kwargs) -> tuple[tuple[ComputeRoof, ...], dict[str, str]]:
-    """Every dtype's roof that can be measured here, and the reason for each one skipped."""
-    roofs, skipped = [], {}
-    for dtype in dtypes:
-        try:
-            roofs.append(compute_roof(dtype, **kwargs))
-        except BackendUnavailable as exc:
-            skipped[dtype] = str(exc)
-    return tuple(roofs), skipped

@@ -1,8 +1,10 @@
 """A GPU's measured ceilings: device-to-device copy bandwidth and square-GEMM rate per dtype.
 
 The same shape as the CPU's :mod:`roofline.measure.ceilings` (its :class:`Bandwidth`, :class:`GemmPeak`
-and :class:`Ceilings`), so reports read both alike. Copy bandwidth counts bytes read plus
-bytes written; GEMMs run on random data (zeros run faster than real data), are validated
+and :class:`Ceilings`), so reports read both alike, and the same roof rule: :class:`CudaCeilingRounds`
+times them at several moments of a run and each roof is its fastest round's median
+(:attr:`~roofline.measure.ceilings.Bandwidth.roof`), never the best sample. Copy bandwidth counts bytes
+read plus bytes written; GEMMs run on random data (zeros run faster than real data), are validated
 against float64 on sampled rows, and are timed with CUDA events around back-to-back calls.
 """
 
@@ -12,7 +14,7 @@ from ..errors import BackendUnavailable, BadInput, KernelMismatch
 from ..host import gpu_facts, import_torch
 from ..model.dtypes import DTYPES, STEPS
 from ..model.hardware import Hardware
-from ..model.intervals import median_ci
+from ..model.intervals import fastest_round_median, median_ci
 from .backends import GPU_DTYPES, available, release_cuda
 from .ceilings import Bandwidth, Ceilings, GemmPeak
 from .cuda_timing import Device, TorchCuda, time_events
@@ -24,7 +26,7 @@ GEMM_N = 8192
 #: The copy moves at least this many bytes each way, and at least 8× the L2.
 COPY_MIN_BYTES = 2**31
 
-#: The bandwidth kernel whose best rate is a GPU's bandwidth roof (the CPU's is ``add``).
+#: The bandwidth kernel whose roof is a GPU's bandwidth roof (the CPU's is ``read``).
 GPU_CEILING_KERNEL = "d2d-copy"
 
 
@@ -35,11 +37,17 @@ def _library(torch) -> str:
 def copy_bandwidth(
     nbytes: int | None = None, repeats: int = 10, device: str = "cuda", clock: Device | None = None
 ) -> Bandwidth:
-    """``dst.copy_(src)`` on the device; bytes counted as read + written (2 × the buffer).
+    """``dst.copy_(src)`` on the device, one round of ``repeats`` samples; bytes counted as read + written
+    (2 × the buffer).
 
     ``device`` and ``clock`` (a :class:`~roofline.measure.cuda_timing.Device`) exist so the logic runs on
     CPU in tests; the ceiling is a CUDA figure.
     """
+    return _bandwidth(*_copy_rates(nbytes, repeats, device, clock), [0])
+
+
+def _copy_rates(nbytes: int | None, repeats: int, device: str, clock: Device | None) -> tuple[list[float], int, int]:
+    """One round of the copy: (each sample's rate in bytes/s, the buffer's bytes, the multiprocessors or threads)."""
     torch = import_torch()
     if device == "cpu":
         if not nbytes:
@@ -62,28 +70,42 @@ def copy_bandwidth(
     if not torch.equal(dst, src):
         raise KernelMismatch("the device copy wrote wrong values; no bandwidth reported")
     moved = 2 * elements * 4
-    ci = median_ci([moved / x for x in t.per_call])  # the median rate and its interval, as the CPU ceilings
+    return [moved / x for x in t.per_call], elements * 4, units
+
+
+def _bandwidth(rates: list[float], array_bytes: int, units: int, starts: list[int]) -> Bandwidth:
+    """The copy's figures from every round's rates (round k's from ``starts[k]``): the median of all and its
+    interval, the best sample, the fastest round's median (the roof), as the CPU ceilings."""
+    ci = median_ci(rates)
     return Bandwidth(
         kind=GPU_CEILING_KERNEL,
-        best=moved / t.best,
+        best=max(rates),
         median=ci.median,
         spread=ci.high / ci.low,
-        array_bytes=elements * 4,
+        array_bytes=array_bytes,
         threads=units,
-        runs=repeats,
+        runs=len(rates),
         low=ci.low,
         high=ci.high,
         confidence=ci.confidence,
+        best_round=fastest_round_median(rates, starts),
     )
 
 
 def gemm_rate(
     dtype: str = "bf16", n: int = GEMM_N, repeats: int = 10, device: str = "cuda", clock: Device | None = None
 ) -> GemmPeak:
-    """Square C = A·B on the device in ``dtype`` (fp8 through ``torch._scaled_mm``, bf16 out).
+    """Square C = A·B on the device in ``dtype`` (fp8 through ``torch._scaled_mm``, bf16 out), one round of
+    ``repeats`` samples.
 
     ``device`` and ``clock`` exist so the logic runs on CPU in tests, as in :func:`copy_bandwidth`.
     """
+    rates, library = _gemm_rates(dtype, n, repeats, device, clock)
+    return _peak(dtype, n, rates, library, [0])
+
+
+def _gemm_rates(dtype: str, n: int, repeats: int, device: str, clock: Device | None) -> tuple[list[float], str]:
+    """One round of the GEMM, checked first: (each sample's rate in FLOP/s, the library)."""
     if dtype not in STEPS:
         raise BadInput(f"unknown dtype {dtype!r} for the GEMM (use one of: {', '.join(STEPS)})")
     if device != "cpu":
@@ -122,54 +144,92 @@ def gemm_rate(
         raise KernelMismatch(f"{dtype} GEMM is wrong: relative error {err:.3g} > {tol:g}; no peak reported")
     t = time_events(fn, clock, repeats=repeats, warmup=3, min_sample_s=0.02)
     flops = 2.0 * n**3
-    ci = median_ci([flops / x for x in t.per_call])
+    library = _library(torch) if device != "cpu" else f"torch {torch.__version__} on CPU"
+    return [flops / x for x in t.per_call], library
+
+
+def _peak(dtype: str, n: int, rates: list[float], library: str, starts: list[int]) -> GemmPeak:
+    """A GEMM's figures from every round's rates, as :func:`_bandwidth`'s."""
+    ci = median_ci(rates)
     return GemmPeak(
         dtype=dtype,
         n=n,
-        best=flops / t.best,
+        best=max(rates),
         median=ci.median,
         spread=ci.high / ci.low,
-        blas=_library(torch) if device != "cpu" else f"torch {torch.__version__} on CPU",
+        blas=library,
         blas_threads=None,
-        runs=repeats,
+        runs=len(rates),
         low=ci.low,
         high=ci.high,
         confidence=ci.confidence,
+        best_round=fastest_round_median(rates, starts),
     )
 
 
-def measure_gpu_ceilings(
-    dtypes: tuple[str, ...] = GPU_DTYPES, gemm_n: int = GEMM_N, copy_bytes: int | None = None, repeats: int = 10
-) -> Ceilings:
-    """Copy bandwidth and a GEMM rate per available dtype, as a measured :class:`Hardware`.
+class CudaCeilingRounds:
+    """A GPU's ceilings timed at several moments of a run (one :meth:`time` per moment), pooled as the CPU's
+    :class:`~roofline.measure.ceilings.CeilingRounds`: the copy and a square GEMM in each of ``dtypes`` this GPU
+    runs (the others left out: fp8 below compute capability 8.9, say), each round's buffers made afresh and
+    handed back (:func:`~roofline.measure.backends.release_cuda`) before the next kernel's. Each roof is its
+    fastest round's median. BackendUnavailable where torch-cuda cannot run here; BadInput where no dtype's
+    GEMM runs on this GPU."""
 
-    Dtypes this GPU lacks (fp8 below compute capability 8.9, say) are left out of ``peaks``.
-    ``llc_bytes`` holds the L2 size.
-    """
-    available("torch-cuda", "fp32")
-    facts = gpu_facts() or {}
-    torch = import_torch()
-    bw = copy_bandwidth(copy_bytes, repeats)
-    release_cuda()
-    peaks: dict[str, GemmPeak] = {}
-    for dtype in dtypes:
+    def __init__(
+        self,
+        dtypes: tuple[str, ...] = GPU_DTYPES,
+        gemm_n: int = GEMM_N,
+        copy_bytes: int | None = None,
+        repeats: int = 10,
+    ):
+        available("torch-cuda", "fp32")
+        self.dtypes = []
+        for dtype in dtypes:
+            try:
+                available("torch-cuda", dtype)
+            except BackendUnavailable:
+                continue
+            self.dtypes.append(dtype)
+        if not self.dtypes:
+            raise BadInput(f"no GEMM dtype of {', '.join(dtypes)} runs on this GPU")
+        self.gemm_n, self.copy_bytes, self.repeats = gemm_n, copy_bytes, repeats
+        self.copy: tuple[list[float], list[int], int, int] = ([], [], 0, 0)
+        self.gemms: dict[str, tuple[list[float], list[int], str]] = {d: ([], [], "") for d in self.dtypes}
+
+    def time(self) -> None:
+        """One round: the copy, then each dtype's GEMM (KernelMismatch where one computes wrong values)."""
+        rates, starts, _, _ = self.copy
+        starts.append(len(rates))
         try:
-            peaks[dtype] = gemm_rate(dtype, gemm_n, repeats)
-        except BackendUnavailable:
-            continue
+            got, nbytes, units = _copy_rates(self.copy_bytes, self.repeats, "cuda", None)
         finally:
             release_cuda()
-    if not peaks:
-        raise BadInput(f"no GEMM dtype of {', '.join(dtypes)} runs on this GPU")
-    name = str(facts.get("name") or "CUDA device")
-    hw = Hardware(
-        name=name,
-        peak_flops={d: p.best for d, p in peaks.items()},
-        bandwidth=bw.best,
-        source=f"measured on {name}: device-to-device copy (read + write), square GEMM n={gemm_n} ({_library(torch)})",
-        memory_bytes=facts.get("gpu_memory_bytes"),
-        extra={"median_bandwidth": bw.median, "median_peaks": {d: p.median for d, p in peaks.items()}},
-    )
-    return Ceilings(
-        bandwidth={GPU_CEILING_KERNEL: bw}, peaks=peaks, llc_bytes=int(facts.get("gpu_l2_bytes") or 0), hardware=hw
-    )
+        self.copy = ([*rates, *got], starts, nbytes, units)
+        for dtype, (rates, starts, _) in self.gemms.items():
+            starts.append(len(rates))
+            try:
+                got, library = _gemm_rates(dtype, self.gemm_n, self.repeats, "cuda", None)
+            finally:
+                release_cuda()
+            self.gemms[dtype] = ([*rates, *got], starts, library)
+
+    def ceilings(self) -> Ceilings:
+        """The ceilings of every round, as a measured Hardware of their roofs; BadInput before the first round."""
+        rates, starts, nbytes, units = self.copy
+        if not rates:
+            raise BadInput("no round of the GPU's ceilings was timed")
+        bw = _bandwidth(rates, nbytes, units, starts)
+        peaks = {d: _peak(d, self.gemm_n, r, lib, s) for d, (r, s, lib) in self.gemms.items()}
+        facts = gpu_facts() or {}
+        name = str(facts.get("name") or "CUDA device")
+        library = next(iter(peaks.values())).blas
+        hw = Hardware(
+            name=name,
+            peak_flops={d: p.roof for d, p in peaks.items()},
+            bandwidth=bw.roof,
+            source=f"measured on {name}: device-to-device copy (read + write), square GEMM n={self.gemm_n} "
+            f"({library}), each the fastest round's median",
+            memory_bytes=facts.get("gpu_memory_bytes"),
+            extra={"median_bandwidth": bw.median, "median_peaks": {d: p.median for d, p in peaks.items()}},
+        )
+        return Ceilings({GPU_CEILING_KERNEL: bw}, peaks, int(facts.get("gpu_l2_bytes") or 0), hw)

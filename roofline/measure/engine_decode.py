@@ -1,8 +1,9 @@
 """An engine decoding a real GGUF here, held to the bound from its run's roofs and predicted from them.
 
-In each of ``rounds`` rounds, one after another: this machine's roofs (the ``read`` bandwidth kernel
-and the fp32 GEMM, :class:`~.ceilings.CeilingRounds`; none where the asv run this belongs to measured
-them already, in its own rounds, and its roofs are given: the roofs the report prints), then every
+In each of ``rounds`` rounds, one after another: this machine's roofs (a turn of the roof rounds the caller
+gives, :class:`RoofTimer`: the run's entry point, :func:`roofline.suite.run.engine_roofs`, the ``read``
+bandwidth kernel and the fp32 GEMM; none where the asv run this belongs to measured them already, in its own
+rounds, and its roofs are given: the roofs the report prints), then every
 (format, batch) on the engine (a
 fresh session: load, prefill, ``warmup`` steps, ``steps`` timed steps; the formats' order turns
 from round to round), then the suite's own batch-1 decode step (numpy's y = W·x over a pool ≥ 4×
@@ -18,19 +19,21 @@ call), the suite's batch-1 GEMV fraction and the engine's fixed cost per step, a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from ..errors import BadInput, KernelMismatch, positive_int
 from ..host import blas_threads, cpu_count, total_memory_bytes
 from ..model.arithmetic import gemm_intensity, roofline_fraction
-from ..model.engine_bound import EngineRoofs, prompt_flops
+from ..model.engine_bound import KERNEL_PATH_CODES, EngineRoofs, prompt_flops
 from ..model.gguf_layout import GGUF_FORMATS, gguf_format, step_bytes
 from ..model.hardware import Hardware
+from ..model.hierarchy import POOL_LLC_MULTIPLE
 from ..model.knee import fit_knee
 from ..model.llm import ModelShape, custom_model
 from ..model.llm_estimate import DecodeSetup, Step, beats_bound, bound_fraction, size_text, step
 from ..outcome import Failed, Skipped
-from .ceilings import CeilingRounds, Ceilings
 from .engine_worker import Died, Done, Job, Worker, engine_path
 from .engines import (
     CALL_BUDGET_S,
@@ -42,14 +45,12 @@ from .engines import (
 )
 from .gguf_files import CONTEXT_LENGTH, import_gguf, model_file
 from .numpy_step import decode_step
-from .pools import POOL_LLC_MULTIPLE, escape_bytes
+from .pools import escape_bytes
 from .step import DecodeMeasurement, StepRounds
 from .timing import Timing, pooled, settle
 
 #: llama.cpp's KV cache holds keys and values in F16 by default.
 KV_DTYPE = "fp16"
-#: The GEMM ceiling's runs per round (the bound is bandwidth's at small batch; two keep a round short).
-GEMM_RUNS_PER_ROUND = 2
 #: Tokens of the one prompt-processing call per format and round that measures the format's arithmetic rate
 #: (the engine roof): one ubatch of one sequence, wide enough that llama.cpp's matmuls are compute-bound.
 PROMPT_TOKENS = 128
@@ -59,6 +60,19 @@ PROMPT_CALLS = 2
 OVERHEAD_MODEL = dict(layers=1, hidden=64, heads=4, kv_heads=2, head_dim=16, intermediate=128, vocab=256)
 #: The batch of the row keys that hold a format's prompt processing (no decode batch is 0).
 PROMPT = 0
+
+
+class RoofTimer(Protocol):
+    """This machine's roofs timed in an engine run's own rounds (:class:`roofline.suite.run.RoofRounds`): a turn
+    per round, the Hardware of the rounds so far, every round pooled."""
+
+    def turn(self) -> None: ...
+
+    def hardware_now(self) -> Hardware: ...
+
+    def result(self): ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -75,12 +89,11 @@ class EngineRun:
     threads: int
     file_bytes: dict[str, int]
     outcomes: dict[tuple[str, int], EngineOutcome]
-    ceilings: Ceilings | None
     gemv: DecodeMeasurement | None
     warnings: tuple[str, ...] = ()
     #: Formats whose step reads less than the DRAM rule (4× the LLC): partly cache-resident, no DRAM-bound case.
     resident: tuple[str, ...] = ()
-    #: The bound's roofs where the run this one belongs to measured them (``ceilings`` then None).
+    #: The bound's roofs: the run's this one belongs to, or those of its own rounds (None: nothing ran).
     roofs: Hardware | None = None
     #: Each format's prompt-processing call, a timing per round (the engine roof is the fastest round's median).
     prompts: dict[str, tuple[Timing, ...]] = field(default_factory=dict)
@@ -113,11 +126,9 @@ class EngineRun:
     def hardware(self) -> Hardware | None:
         """The roofs as the bound sees them (the run's, else the pooled ones of these rounds), with this
         machine's RAM as memory."""
-        if self.roofs is not None:
-            return replace(self.roofs, memory_bytes=total_memory_bytes())
-        if self.ceilings is None:
+        if self.roofs is None:
             return None
-        return replace(self.ceilings.hardware, memory_bytes=total_memory_bytes())
+        return replace(self.roofs, memory_bytes=total_memory_bytes())
 
     @property
     def gemv_fraction(self) -> float | None:
@@ -222,6 +233,41 @@ def _format_round(worker: Worker, job: Job, rows: _Rows, fmt: str, batches: list
             rows.prompts.setdefault(fmt, []).append(got.wall)
 
 
+def _resident_warnings(shape: ModelShape, resident: tuple[str, ...]) -> list[str]:
+    """A line for each format whose step reads less than the DRAM rule (4× the LLC)."""
+    return [
+        f"{f}: a step reads {size_text(step_bytes(shape, f))}, under {POOL_LLC_MULTIPLE}× the last-level cache "
+        f"({size_text(escape_bytes())}): partly cache-resident, not the DRAM-bound case"
+        for f in resident
+    ]
+
+
+def _engine_round(
+    worker: Worker,
+    job: Job,
+    rows: _Rows,
+    r: int,
+    files: dict,
+    batches: list[int],
+    prompt_tokens: int,
+    roofs: Hardware | RoofTimer,
+    shape: ModelShape,
+) -> None:
+    """Round ``r``: a turn of the roofs (where timed here), every format (their order turning each round), the
+    overhead model's step; then the machine settles for the GEMV."""
+    if not isinstance(roofs, Hardware):
+        roofs.turn()
+    chunk = _chunk(shape, roofs if isinstance(roofs, Hardware) else roofs.hardware_now())
+    settle()
+    formats = list(files)
+    for fmt in formats[r % len(formats) :] + formats[: r % len(formats)]:
+        _format_round(worker, replace(job, path=str(files[fmt].path), vocab=shape.vocab, chunk=chunk),
+                      rows, fmt, batches, prompt_tokens)  # fmt: skip
+    if (got := _run_job(worker, job, rows, "F16", ("overhead", 1))) is not None:
+        rows.overhead.append(got)
+    settle()
+
+
 def measure_engine_decode(
     engine: Engine,
     shape: ModelShape,
@@ -233,18 +279,17 @@ def measure_engine_decode(
     rounds: int = 3,
     threads: int | None = None,
     seed: int = 0,
-    gemm_n: int | None = None,
-    roofs: Hardware | None = None,
+    roofs: Hardware | Callable[[], RoofTimer] | None = None,
     prompt_tokens: int = PROMPT_TOKENS,
 ) -> EngineRun:
     """Write (or reuse) the model's GGUF in each format, then time the engine at every batch in ``rounds`` rounds.
 
     An engine that cannot run here makes every outcome :class:`Skipped` (nothing is measured);
-    a file that cannot be written (disk, memory, shape) is BadInput before anything runs. ``gemm_n``:
-    the fp32 GEMM ceiling's size (default: the suite's). ``roofs``: the bound's roofs (a DRAM roof and an
-    fp32 peak) measured already, by the run this one belongs to; the rounds then time none of their own.
-    Each round also times each format's prompt processing (``prompt_tokens``, 0: none; the engine roof)
-    and a step of :data:`OVERHEAD_MODEL` (the engine's fixed cost per step).
+    a file that cannot be written (disk, memory, shape), or no ``roofs``, is BadInput before anything runs.
+    ``roofs``: the bound's roofs (a DRAM roof and an fp32 peak) measured already, by the run this one belongs
+    to (the rounds then time none of their own), or what makes the roof rounds to turn in each round (a
+    :class:`RoofTimer`, made once the engine is found to run here). Each round also times each format's prompt
+    processing (``prompt_tokens``, 0: none; the engine roof) and a step of :data:`OVERHEAD_MODEL` (its fixed cost).
     """
     formats, batches = _checked(engine, formats, batches, context, warmup, steps, rounds)
     threads = threads or blas_threads() or cpu_count()
@@ -256,62 +301,36 @@ def measure_engine_decode(
             why = str(exc)
     if why is not None:
         skipped = {(f, b): Skipped(why) for f in formats for b in batches}
-        return EngineRun(engine.name, "", shape, context, warmup, steps, rounds, threads, {}, skipped, None, None)
+        return EngineRun(engine.name, "", shape, context, warmup, steps, rounds, threads, {}, skipped, None)
+    if roofs is None:
+        raise BadInput("the engine's bound needs roofs: the run's, or rounds of them (roofline.suite.run.engine_roofs)")
     files = {f: model_file(shape, f, seed) for f in formats}
     resident = tuple(f for f in formats if step_bytes(shape, f) < escape_bytes())
-    warnings = [
-        f"{f}: a step reads {size_text(step_bytes(shape, f))}, under {POOL_LLC_MULTIPLE}× the last-level cache "
-        f"({size_text(escape_bytes())}): partly cache-resident, not the DRAM-bound case"
-        for f in resident
-    ]
-    ceilings = None if roofs is not None else CeilingRounds(("float32",), gemm_n=gemm_n, kinds=("read",))
+    warnings = _resident_warnings(shape, resident)
     gemv = StepRounds([decode_step(shape.hidden, 1, "float32", "dram", seed)])
     rows = _Rows({(f, b): [] for f in formats for b in batches})
     tiny = model_file(custom_model(shape, name="overhead", **OVERHEAD_MODEL), "F16", seed).path
     job = Job(engine_path(type(engine)), str(tiny), "the overhead model", OVERHEAD_MODEL["vocab"], 1, MAX_CHUNK,
               threads, context, warmup, steps, seed)  # fmt: skip
-    with Worker(engine.name) as worker:
-        for r in range(rounds):
-            if ceilings is not None:
-                ceilings.time(gemm_runs=GEMM_RUNS_PER_ROUND, round_s=1.0)
-            chunk = _chunk(shape, roofs or ceilings.ceilings().hardware)
-            settle()
-            for fmt in formats[r % len(formats) :] + formats[: r % len(formats)]:  # the order turns each round
-                _format_round(worker, replace(job, path=str(files[fmt].path), vocab=shape.vocab, chunk=chunk),
-                              rows, fmt, batches, prompt_tokens)  # fmt: skip
-            if (got := _run_job(worker, job, rows, "F16", ("overhead", 1))) is not None:
-                rows.overhead.append(got)
-            settle()
-            gemv.time()
+    timer = None if isinstance(roofs, Hardware) else roofs()
+    try:
+        with Worker(engine.name) as worker:
+            for r in range(rounds):
+                _engine_round(worker, job, rows, r, files, batches, prompt_tokens, timer or roofs, shape)
+                gemv.time()
+        hardware = roofs if timer is None else timer.result().require()
+    finally:
+        if timer is not None:
+            timer.close()
     outcomes = rows.outcomes(float(context + warmup + (steps + 1) / 2))
     warnings += [f"{engine.name} {fmt}: {why}" for fmt, why in rows.fallback.items()]
-    return EngineRun(
-        engine.name,
-        engine.version(),
-        shape,
-        context,
-        warmup,
-        steps,
-        rounds,
-        threads,
-        {f: files[f].nbytes for f in formats},
-        outcomes,
-        ceilings.ceilings() if ceilings is not None else None,
-        gemv.measurements()[0],
-        tuple(warnings),
-        resident,
-        roofs,
-        {f: tuple(t) for f, t in rows.prompts.items()},
-        prompt_tokens,
-        pooled([d.wall for d in rows.overhead]) if rows.overhead else None,
-    )
+    return EngineRun(engine.name, engine.version(), shape, context, warmup, steps, rounds, threads,
+                     {f: files[f].nbytes for f in formats}, outcomes, gemv.measurements()[0], tuple(warnings), resident,
+                     hardware, {f: tuple(t) for f, t in rows.prompts.items()}, prompt_tokens,
+                     pooled([d.wall for d in rows.overhead]) if rows.overhead else None)  # fmt: skip
 
 
 # ---- held to the bound, and predicted -----------------------------------------------------------
-
-
-#: The kernel path as asv records it (a number: asv keeps floats only); a row whose path changed reads between.
-KERNEL_PATH_CODES = {"plain": 0.0, "CPU repack": 1.0, "AMX": 2.0}
 
 
 @dataclass(frozen=True)

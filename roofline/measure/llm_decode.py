@@ -11,24 +11,21 @@ sequence would cost the batch times as long on a CPU). Then ``warmup`` steps, th
 steps each timed on its own: the median and the spread. Before any timing the two paths are
 checked once against each other and against a float64 run of the same network.
 
-The ceilings the bound uses are measured here too: STREAM bandwidth and a square torch GEMM in
-the model's dtype (:func:`torch_gemm_peak`), the roof of the arithmetic the model really runs.
+The roofs the bound divides by are not measured here: the caller gives them (a run's, or
+:func:`roofline.suite.run.model_roofs`, the one way this machine's roofs are measured).
 """
 
 from __future__ import annotations
 
-import platform
-import statistics
 import time
 from dataclasses import dataclass
 
 from ..errors import BadInput, KernelMismatch, positive_int
-from ..host import import_torch, total_memory_bytes
+from ..host import import_torch
 from ..model.hardware import Hardware
 from ..model.llm import ModelShape
 from ..model.llm_estimate import DecodeSetup, Step, beats_bound, bound_fraction, step
-from .ceilings import CEILING_KERNEL, GemmPeak, stream_bandwidth
-from .llm_build import build_model, check_memory, import_transformers, torch_dtype
+from .llm_build import build_model, check_memory, import_transformers
 from .timing import Timing
 
 #: The two ways the model is decoded.
@@ -100,76 +97,6 @@ class ModelDecodeRun:
             "check_errors": dict(self.check_errors),
             "rows": [r.as_dict() for r in self.rows],
         }
-
-
-#: Rows of the activations the compute roof is also measured at (``F.linear``, as the model runs it), on
-#: square weights LINEAR_WIDTH times the square GEMM's side (4096 by default: a model's width).
-ROOF_ROWS = (1, 8, 64)
-LINEAR_WIDTH = 4
-
-
-def torch_gemm_peak(dtype: str = "bf16", n: int = 1024, runs: int = 3) -> GemmPeak:
-    """The best rate torch reaches in ``dtype``: a square ``n`` × ``n`` C = A·B, and ``F.linear`` of
-    :data:`LINEAR_WIDTH` · ``n`` square weights at :data:`ROOF_ROWS` rows; each validated against
-    float64, then timed.
-
-    A roof is the best any kernel reaches: on a CPU without bf16 instructions torch's bf16 GEMV
-    path runs several times faster than its square GEMM, and a roof below what the model's own
-    ``F.linear`` reaches would make the model beat its bound.
-    """
-    torch = import_torch()
-    tdtype = torch_dtype(dtype)
-    positive_int("GEMM n", n)
-    positive_int("GEMM runs", runs)
-    gen = torch.Generator().manual_seed(11)
-
-    def rand(*shape):
-        return torch.rand(*shape, generator=gen).sub_(0.5).to(tdtype)
-
-    wide = LINEAR_WIDTH * n
-    square, linear = rand(n, n), rand(wide, wide)
-    cases = [(f"square {n}", rand(n, n), square, torch.matmul, 2.0 * n**3)]
-    for m in ROOF_ROWS:
-        cases.append((f"linear {m}×{wide}", rand(m, wide), linear, torch.nn.functional.linear, 2.0 * m * wide**2))
-    best = []
-    for what, a, w, fn, flops in cases:
-        c = fn(a, w)  # warm-up, and the result to check
-        want = fn(a.double(), w.double())
-        err = float((c.double() - want).norm() / want.norm())
-        if not err <= TOLERANCE[dtype]:
-            raise KernelMismatch(f"torch {dtype} {what} is wrong: relative error {err:.3g}; no peak reported")
-        times = []
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            fn(a, w)
-            times.append(time.perf_counter() - t0)
-        best.append((flops / min(times), flops / statistics.median(times), max(times) / min(times)))
-    rate, median, spread = max(best)
-    return GemmPeak(
-        dtype=dtype,
-        n=n,
-        best=rate,
-        median=median,
-        spread=spread,
-        blas=f"torch {torch.__version__}",
-        blas_threads=torch.get_num_threads(),
-        runs=runs,
-    )
-
-
-def local_hardware(dtype: str = "bf16", total_bytes: int | None = None, gemm_n: int = 1024, runs: int = 5) -> Hardware:
-    """This machine as the bound sees a model in ``dtype``: STREAM bandwidth and torch's GEMM roof."""
-    bw = stream_bandwidth(kinds=(CEILING_KERNEL,), total_bytes=total_bytes, runs=runs)[CEILING_KERNEL]
-    peak = torch_gemm_peak(dtype, gemm_n, runs=max(2, runs // 2))
-    host = platform.node() or "this machine"
-    return Hardware(
-        name=host,
-        peak_flops={dtype: peak.best},
-        bandwidth=bw.best,
-        memory_bytes=total_memory_bytes(),
-        source=f"measured on {host}: {bw.kind} bandwidth, best {dtype} matmul/F.linear "
-        f"({peak.blas}, {peak.blas_threads} threads)",
-    )
 
 
 def _relative(a, b) -> float:

@@ -24,13 +24,10 @@ from ..errors import BadInput
 from ..files import atomic_path
 from ..host import available_memory_bytes, cpu_count, llc_bytes
 from ..model.dtypes import by_numpy
+from ..model.hierarchy import POOL_LLC_MULTIPLE
 
 #: Elements per independently seeded chunk.
 CHUNK_ELEMENTS = 2**21
-
-#: Whatever must come from DRAM (a decode pool, each STREAM array) holds at least this many times
-#: the aggregate last-level cache of the CPUs in use (STREAM's rule: each array ≥ 4× the caches).
-POOL_LLC_MULTIPLE = 4
 
 
 def escape_bytes(llc: int | None = None) -> int:

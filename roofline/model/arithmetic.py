@@ -43,6 +43,19 @@ def crossover_batch(hw: Hardware, bytes_per_param: float = 2, dtype: str = "bf16
     return ridge_point(hw, dtype) * positive("bytes_per_param", bytes_per_param) / 2
 
 
+def measured_ridge(peak: float | None, bandwidth: float | None) -> float | None:
+    """The ridge point of measured roofs, FLOP/byte: peak ÷ bandwidth (FLOP/s, B/s); None without both."""
+    return peak / bandwidth if peak and bandwidth else None
+
+
+def predicted_crossover(peak: float | None, bandwidth: float | None, bytes_per_param: float) -> float | None:
+    """The crossover batch measured roofs predict: :func:`measured_ridge` · bytes_per_param / 2; None without
+    both. A run's own GEMM peak and STREAM roof give it, no referee: the figure asv records
+    (``track_predicted_crossover_batch``), the report prints and ``roofline compare`` tables."""
+    ridge = measured_ridge(peak, bandwidth)
+    return None if ridge is None else ridge * positive("bytes_per_param", bytes_per_param) / 2
+
+
 def attainable(hw: Hardware, intensity: float, dtype: str = "bf16") -> float:
     """The roofline: min(peak, intensity · bandwidth) in FLOP/s. Every roof drawn or divided by is this."""
     return min(hw.peak(dtype), positive("intensity", intensity) * hw.bandwidth)

@@ -67,6 +67,8 @@ PEAKS: tuple[str, ...] = tuple(d.name for d in TABLE if d.peak_unit)
 STEPS: tuple[str, ...] = tuple(d.name for d in TABLE if d.numpy or d.torch)
 #: The dtype of the CPU suite's kernels (numpy float32) and of its compute roof.
 SUITE = DTYPES["fp32"]
+#: The dtypes a compute roof is measured for, in the order reports list them.
+COMPUTE_DTYPES = ("fp64", "fp32", "bf16", "fp16", "int8")
 
 
 def by_numpy(name: str) -> Dtype:

@@ -30,6 +30,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: The kernel path as asv records it (a number: asv keeps floats only); a row whose path changed reads between.
+KERNEL_PATH_CODES = {"plain": 0.0, "CPU repack": 1.0, "AMX": 2.0}
+
 
 @dataclass(frozen=True)
 class EngineRoofs:

@@ -9,7 +9,7 @@ attainable = min(compute roof, intensity × level bandwidth). A point above :dat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .plateaus import Plateau, level_of
@@ -19,6 +19,29 @@ MEASUREMENT_ERROR = 1.10
 
 #: The level beyond the caches.
 DRAM = "DRAM"
+
+#: Whatever must come from DRAM (a decode pool, each STREAM array) holds at least this many times
+#: the aggregate last-level cache of the CPUs in use (STREAM's rule: each array ≥ 4× the caches).
+POOL_LLC_MULTIPLE = 4
+
+#: The kernel whose median is the DRAM bandwidth roof. A decode step reads its weights and writes
+#: next to nothing, so its roof is a read: ``read`` (s = b·c, BLAS dot) reads two arrays and writes
+#: none. STREAM's add (a = b + c) also writes one, and each written line is first read into the cache
+#: (write-allocate) but not counted, so a GEMV read its weights faster than add's figure said (roof
+#: fractions of 1.04–1.05 in 3 of 5 quiet runs). numpy cannot fuse a triad: it needs two passes per
+#: block, which measures numpy rather than memory; add matches a native triad (tools/stream_triad.c).
+CEILING_KERNEL = "read"
+
+#: The roof in results recorded before ``read`` was measured: add was the roof until then.
+EARLIER_CEILING_KERNEL = "add"
+
+
+def roof_kernel(kinds: Iterable[str]) -> str | None:
+    """The kernel among recorded ``kinds`` whose figure is the bandwidth roof: :data:`CEILING_KERNEL`,
+    or :data:`EARLIER_CEILING_KERNEL` in results from before it was measured; None without either."""
+    present = set(kinds)
+    return next((k for k in (CEILING_KERNEL, EARLIER_CEILING_KERNEL) if k in present), None)
+
 
 #: A roof below this share of its referee's figure is likely too low: its own kernel measured something slower
 #: than the level or the cores. The Xeon's L1 roof read 0.37-0.43 of likwid-bench's while numba compiled its

@@ -1,28 +1,19 @@
 """The roofline report: the lab's H100 arithmetic, then this machine measured.
 
-A :class:`Report` holds what was measured (ceilings, decode points, the sweep, the overhead) and
-the guards' warnings; :meth:`Report.as_dict` is its JSON (schema ``roofline.report/1``, keys
-documented in the README and stable within a schema) and :func:`render_text` its text.
-:func:`build_report` makes one from measurements, live or recorded by asv
-(:mod:`roofline.report.from_results`); :func:`measure_report` measures this machine live.
+A :class:`Report` holds what was measured (ceilings, decode points, the sweep and its knee, the overhead) and
+the guards' warnings; :meth:`Report.as_dict` is its JSON (schema ``roofline.report/1``, keys documented in the
+README and stable within a schema) and :func:`roofline.report.text.render_text` its text. :func:`build_report`
+makes one from typed results: a run's state (:mod:`roofline.report.from_run`, the live report's
+:func:`roofline.suite.live.measure_live`) or what asv recorded (:mod:`roofline.report.from_results`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from functools import cached_property
-from typing import Any
 
-from .. import units
-from ..host import host_facts
-from ..measure.ceilings import CEILING_KERNEL, roof_kernel
-from ..measure.engine_decode import KERNEL_PATH_CODES
-from ..measure.overhead import measure_overhead
-from ..measure.pools import POOL_LLC_MULTIPLE
-from ..measure.step import DecodeMeasurement
-from ..measure.sweep import SWEEP_BATCHES, SWEEP_N
 from ..model import guards
 from ..model.arithmetic import (
     arithmetic_intensity,
@@ -31,25 +22,30 @@ from ..model.arithmetic import (
     bound_at,
     crossover_batch,
     gemm_intensity,
+    measured_ridge,
+    predicted_crossover,
     ridge_point,
 )
 from ..model.conditions import Conditions
 from ..model.dtypes import SUITE, by_numpy
+from ..model.engine_bound import KERNEL_PATH_CODES
 from ..model.hardware import H100, Hardware
 from ..model.hierarchy import (
+    CEILING_KERNEL,
     DRAM,
-    LIKELY_TOO_LOW,
     MEASUREMENT_ERROR,
+    POOL_LLC_MULTIPLE,
     ComputeRoof,
     Hierarchy,
     LevelRoof,
     OwnRoof,
     Refereed,
     refereed_levels,
+    roof_kernel,
 )
-from ..model.knee import Knee, fit_knee
-from ..model.llm_estimate import bound_fraction, size_text
-from ..model.microarch import MICROARCH, TSC, Clock, limits
+from ..model.knee import Knee
+from ..model.llm_estimate import bound_fraction
+from ..model.microarch import MICROARCH, Clock, limits
 from ..model.regimes import overhead_bound_n
 
 SCHEMA = "roofline.report/1"
@@ -99,7 +95,8 @@ class Point:
     twin_spread: float | None = None
 
     @classmethod
-    def of(cls, m: DecodeMeasurement) -> Point:
+    def of(cls, m: object) -> Point:
+        """The point of a measurement that has its fields (a :class:`~roofline.measure.step.DecodeMeasurement`)."""
         return cls(**{f.name: getattr(m, f.name) for f in fields(cls) if not f.name.startswith("twin_")})
 
     @property
@@ -162,7 +159,7 @@ class EnginePoint:
     counter_tokens_per_s: float | None
     bound_tokens_per_s: float | None
     predicted_tokens_per_s: float | None
-    #: the kernels its weights ran on, as asv records it (engine_decode.KERNEL_PATH_CODES); None unrecorded
+    #: the kernels its weights ran on, as asv records it (model.engine_bound.KERNEL_PATH_CODES); None unrecorded
     kernel_path: float | None = None
     #: the bytes a step reads (weights and KV); None unrecorded
     step_bytes: float | None = None
@@ -273,7 +270,7 @@ class Roofs:
 
     @property
     def kernel(self) -> str | None:
-        """The kernel whose rate is the bandwidth roof (:func:`~roofline.measure.ceilings.roof_kernel`)."""
+        """The kernel whose rate is the bandwidth roof (:func:`~roofline.model.hierarchy.roof_kernel`)."""
         return roof_kernel(self.bandwidth)
 
     @property
@@ -289,7 +286,7 @@ class Roofs:
             "bandwidth_kernel": self.kernel,
             "bandwidth_roof_gbps": roof / 1e9 if roof else None,
             "peak_gflops": {d: p / 1e9 for d, p in self.peaks.items()},
-            "ridge_flop_per_byte": {d: p / roof for d, p in self.peaks.items()} if roof else {},
+            "ridge_flop_per_byte": {d: measured_ridge(p, roof) for d, p in self.peaks.items()} if roof else {},
             "referee_gbps": self.referee / 1e9 if self.referee else None,
             "roof_over_referee": roof / self.referee if roof and self.referee else None,
             "peak_referee_gflops": {d: p / 1e9 for d, p in self.peak_referees.items()},
@@ -333,9 +330,9 @@ class Row:
 class Report:
     """One machine's roofline: what was measured, where it came from, and the guards' warnings.
 
-    ``sweep``: the points of a batch sweep at ``sweep_n`` (live); ``recorded_crossover``: the knee
-    asv recorded when the points are not at hand. ``overhead_seconds`` and
-    ``overhead_single_seconds``: a tiny step back to back and alone (the third roof).
+    ``sweep``: the points of a batch sweep at ``sweep_n`` (live) and ``knee`` the run's fit of them
+    (:class:`roofline.suite.run.Crossover`); ``recorded_crossover``: the knee asv recorded (the batch alone).
+    ``overhead_seconds`` and ``overhead_single_seconds``: a tiny step back to back and alone (the third roof).
     ``conditions``: how the machine was while it measured (a contended run says so first).
     """
 
@@ -345,6 +342,7 @@ class Report:
     cache_resident: tuple[Point, ...] = ()
     sweep_n: int | None = None
     sweep: tuple[Point, ...] = ()
+    knee: Knee | None = None
     recorded_crossover: float | None = None
     overhead_seconds: float | None = None
     overhead_single_seconds: float | None = None
@@ -467,15 +465,11 @@ class Report:
         roof = attainable(hw, point.intensity, peak)
         return Row(point, roof / 1e9, point.gflops * 1e9 / roof, bound(hw, point.intensity, peak), own)
 
-    @property
-    def knee(self) -> Knee | None:
-        """The knee of the sweep's points, when at least two were timed."""
-        timed = [p for p in self.sweep if p.seconds]
-        return fit_knee([p.batch for p in timed], [p.seconds for p in timed]) if len(timed) >= 2 else None
-
     def predicted_crossover(self, hw: Hardware | None) -> float | None:
+        """The crossover batch ``hw``'s roofs predict for the report's dtype
+        (:func:`~roofline.model.arithmetic.predicted_crossover`); None without them."""
         d = by_numpy(self.dtype)
-        return crossover_batch(hw, d.bytes, d.name) if hw is not None and d.name in hw.peak_flops else None
+        return None if hw is None else predicted_crossover(hw.peak_flops.get(d.name), hw.bandwidth, d.bytes)
 
     def crossover(self) -> dict[str, object]:
         d = by_numpy(self.dtype)
@@ -491,7 +485,7 @@ class Report:
             if (knee := self.knee) is not None:
                 cross.update(observed_batch=knee.batch, observed_within_sweep=knee.within_sweep)
                 cross["fit_rms_log_error"] = knee.rms_log_error
-        elif self.recorded_crossover:
+        if "observed_batch" not in cross and self.recorded_crossover:
             cross["observed_batch"] = self.recorded_crossover
         if (datasheet := self.predicted_crossover(self.datasheet)) is not None:
             cross["datasheet"] = {"hardware": self.datasheet.name, "predicted_batch": datasheet}
@@ -578,288 +572,8 @@ def guard_warnings(report: Report) -> list[str]:
     return warnings
 
 
-def decode_fractions(report: Report) -> list[tuple[str, float]]:
-    """Each real model's and engine's decode with its fraction of the roofline bound (label, fraction)."""
-    out = []
-    for m in report.model_decode:
-        for path, tokens in (("transformers", m.tokens_per_s), ("lean torch", m.lean_tokens_per_s)):
-            if (f := m.fraction(tokens)) is not None:
-                out.append((f"models.ModelDecode {path} batch {m.batch}", f))
-    out += [
-        (f"{e.engine} {e.format} batch {e.batch}", e.fraction) for e in report.engine_decode if e.fraction is not None
-    ]
-    return out
-
-
 def build_report(facts: Mapping[str, object], roofs: Roofs | None = None, **figures: object) -> Report:
     """A :class:`Report` of ``facts`` and ``roofs`` and the other figures (its fields), with the guards' warnings."""
     report = Report(facts, roofs, **figures)
     # one line per warning: a run's part and the report's guards may say the same of one figure
     return replace(report, warnings=tuple(dict.fromkeys((*report.warnings, *guard_warnings(report)))))
-
-
-def _fmt(value: object, spec: str, na: str = "n/a") -> str:
-    return na if value is None else format(value, spec)
-
-
-def _size(n: float | None) -> str:
-    if n is None:
-        return "?"
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.0f} B"
-
-
-def render_roofs(h: Hierarchy) -> list[str]:
-    """The memory roofs with their plateaus, and the compute roofs with their libraries (or why skipped)."""
-    out = []
-    if h.levels:
-        out.append("  memory roofs (GB/s, 1 GB = 10⁹ B; sizes in KiB/MiB/GiB, binary, as the OS gives them; median")
-        out.append(
-            "  of the level's plateau in a working-set sweep, or of the STREAM kernel named in its fastest round;"
-        )
-        out.append(
-            "  roof% divides by the roof of the level a point's working set fits in, and its dtype's compute roof):"
-        )
-        rw = {r.level: r.gbps for r in h.read_write}
-        for r in h.levels:
-            line = f"    {r.level:<5} {r.gbps:8.1f}  {r.kernel}"
-            if (p := r.plateau) is not None:
-                line += f"; plateau {_size(p.first_bytes)}–{_size(p.last_bytes)} ({p.points} sizes)"
-                line += f", ends at {_size(p.ends_bytes)}" if p.ends_bytes else ""
-                line += f"; the OS says {_size(p.capacity_bytes)}" if p.capacity_bytes else ""
-            if r.level in rw:
-                line += f"; read-write {rw[r.level]:.1f}"
-            out.append(line)
-    if h.compute or h.skipped:
-        out.append(
-            "  compute roofs (GFLOP/s, GOP/s for int8; median GEMMs, numpy's the fastest of square and the "
-            "points' shapes):"
-        )
-        for c in h.compute:
-            out.append(f"    {c.dtype:<5} {c.gflops:8.1f}  {c.library}")
-        for dtype, why in h.skipped.items():
-            out.append(f"    {dtype:<5}  skipped: {why}")
-    return out
-
-
-def render_referees(refereed: Sequence[Refereed]) -> list[str]:
-    """Each roof's own figure ÷ its referee's (likwid-bench in the run's rounds, its fastest run alone on the
-    cores), and a line for each below :data:`~roofline.model.hierarchy.LIKELY_TOO_LOW`."""
-    if not refereed:
-        return []
-    out = ["  referees (likwid-bench in the run's rounds; each roof is the faster of its own kernel and its referee):"]
-    for r in refereed:
-        unit = "GB/s" if r.roof.startswith("L") or r.roof == DRAM else "GFLOP/s"
-        out.append(f"    {r.roof:<5} own {r.own:8.1f}  referee {r.referee:8.1f} {unit:<7}  own ÷ referee {r.ratio:.2f}")
-    for r in refereed:
-        if r.too_low:
-            out.append(
-                f"  the {r.roof} roof's own kernel ({r.own_kernel}) read {r.ratio:.2f}× its referee, below "
-                f"{LIKELY_TOO_LOW}: likely too low; the roof is the referee's {r.referee:.1f}"
-            )
-    return out
-
-
-def render_limits(report: Report) -> list[str]:
-    """Each roof ÷ the most its cores can do at the machine's clock (:mod:`roofline.model.microarch`); nothing where
-    the core or the clock is not known."""
-    if (d := report.limits_dict()) is None:
-        return []
-    clock = "the TSC's" if d["clock_source"] == TSC else "the nominal clock of the model name"
-    out = [
-        f"  physical limits ({d['cores']} {d['core']} cores at {d['clock_ghz']:.2f} GHz, {clock}; above 1: the cores "
-        "ran faster than that clock):"
-    ]
-    for r in d["roofs"]:  # type: ignore[union-attr]
-        unit = "GB/s" if r["roof"].startswith("L") or r["roof"] == DRAM else "GFLOP/s"
-        out.append(
-            f"    {r['roof']:<5} roof {r['figure']:8.1f}  limit {r['limit']:8.1f} {unit:<7}  roof ÷ limit "
-            f"{r['roof_over_limit']:.2f}"
-        )
-    out.append(f"    (limits: {d['source']})")
-    return out
-
-
-def render_text(report: Report) -> str:
-    """The report as the lab would print it, then this machine's figures."""
-    lab = lab_section()
-    headline = report.conditions.headline() if report.conditions is not None else None
-    headlines = ([headline] if headline else []) + guards.above_bound(decode_fractions(report))
-    out = [*headlines, ""] if headlines else []
-    out.append(
-        f"{lab['hardware']}: {lab['ridge_flop_per_byte']:.0f} FLOPs per byte at the ridge; decode becomes "
-        f"compute-bound above batch ~{lab['crossover_batch']:.0f}"
-    )
-    for row in lab["batches"]:
-        out.append(f"  batch {row['batch']:3d}: intensity {row['intensity']:5.0f} FLOP/byte -> {row['bound']}-bound")
-    m = report.facts
-    out += ["", f"This machine ({report.source}): {m.get('cpu', '?')}, {m.get('num_cpu', '?')} cores"]
-    out.append(f"  BLAS: {m.get('blas', '?')}")
-    if m.get("llc_bytes"):
-        out.append(f"  last-level cache: {m['llc_bytes'] / 2**20:.0f} MiB ({m.get('llc_source', '?')})")
-    if report.roofs is not None:
-        c = report.roofs.as_dict()
-        bws = ", ".join(f"{k} {v:.1f}" for k, v in c["bandwidth_gbps"].items())
-        kernel = c["bandwidth_kernel"]
-        when = "" if kernel == CEILING_KERNEL else " without a sweep"  # add: a sweep's read-only plateau first
-        out.append(f"  STREAM bandwidth (GB/s): {bws}; the DRAM roof{when} is {kernel}")
-        peaks = ", ".join(f"{d} {v:.1f}" for d, v in c["peak_gflops"].items())
-        out.append(f"  GEMM peak (GFLOP/s; square, or a decode point's shape where faster): {peaks}")
-        out += render_referees(report.refereed)
-        ridges = ", ".join(f"{d} {v:.1f}" for d, v in c["ridge_flop_per_byte"].items())
-        out.append(f"  ridge point (FLOP/byte): {ridges}")
-    out += render_roofs(report.roofs_by_level)
-    out += render_limits(report)
-    o = report.overhead()
-    if o:
-        line = f"  overhead roof: a tiny step costs {1e6 * o['amortized_seconds']:.1f} µs back to back"
-        if o.get("single_call_seconds"):
-            line += f", {1e6 * o['single_call_seconds']:.1f} µs timed alone"
-        if o.get("overhead_bound_n"):
-            line += f"; below n ≈ {o['overhead_bound_n']:.0f} a step costs more to issue than to read its weights"
-        out.append(line)
-    x = report.crossover()
-    line = f"  crossover batch ({x['dtype']} weights, {x['bytes_per_param']} bytes/param): predicted from "
-    line += f"measured ceilings {units.batch(x.get('predicted_batch'))}, "
-    line += f"observed {units.batch(x.get('observed_batch'))}"
-    if x.get("sweep_n"):
-        line += f" (knee of a batch sweep at n={x['sweep_n']}"
-        line += ")" if x.get("observed_within_sweep", True) else ", outside the sweep: extrapolated)"
-    out.append(line)
-    if x.get("datasheet"):
-        out.append(f"  datasheet ({x['datasheet']['hardware']}): {units.batch(x['datasheet']['predicted_batch'])}")
-    for title, points in (("decode, weights from DRAM", report.decode), ("cache-resident", report.cache_resident)):
-        if not points:
-            continue
-        twins = any(p.twin_ratio for p in points)  # asv's time_ twin ÷ this time per step, from results
-        header = f"  {'n':>6} {'batch':>5} {'GFLOP/s':>9} {'GB/s':>7} {'FLOP/B':>7} {'roof%':>6}"
-        header += f" {'twin×':>6}" if twins else ""
-        header += f"  {'roof':<10} bound"
-        out += ["", f"{title}:", header]
-        unroofed: list[str] = []
-        for r in map(report.row, points):
-            p, own = r.point, r.own
-            if own is not None and own.gbps is None and own.level not in unroofed:
-                unroofed.append(own.level)
-            frac = own.fraction if own else None
-            flag = (
-                f"  ← above {100 * MEASUREMENT_ERROR:.0f}% of its roof: the {own.binding} read too low"
-                if own and own.error
-                else ""
-            )
-            out.append(
-                f"  {p.n:>6} {p.batch:>5} {_fmt(p.gflops, '9.1f'):>9} {_fmt(p.gbps, '7.1f'):>7} "
-                f"{p.intensity:7.1f} {_fmt(None if frac is None else 100 * frac, '6.0f'):>6}"
-                + (f" {_fmt(p.twin_ratio, '6.2f'):>6}" if twins else "")
-                + f"  {'roof: ' + own.level if own else '':<10} {(own.bound if own else None) or ''}{flag}".rstrip()
-            )
-        if unroofed:
-            out.append(f"  roof% n/a under {', '.join(unroofed)}: no bandwidth roof measured for that level here")
-    by_n: dict[int, dict[int, float]] = {}
-    for p in report.decode:
-        if p.gflops:
-            by_n.setdefault(p.n, {})[p.batch] = float(p.gflops)
-    for n, row in sorted(by_n.items()):
-        if 1 in row and 64 in row:
-            out.append(f"  n={n}: batch 64 delivers {row[64] / row[1]:.1f}× the GFLOP/s of batch 1 on the same weights")
-    out += render_model_decode(report.model_decode)
-    out += render_engine_decode(report.engine_decode, report.facts.get("llc_bytes"))
-    if report.warnings:
-        out += ["", "warnings:"] + [f"  - {w}" for w in report.warnings]
-    return "\n".join(out)
-
-
-#: Why a model's or an engine's row has no figure where the run did not say (a report from results: asv records
-#: a skip as NaN and a failure as null, and the reason reaches asv's output only; roofline bench's own report says).
-NOT_MEASURED = "no figure recorded (not chosen, skipped or failed: asv's output of the run says which and why)"
-
-
-def render_model_decode(points: Sequence[ModelPoint]) -> list[str]:
-    """The real model's table (models.ModelDecode): each path's tokens/s and its fraction of the bound."""
-    if not points:
-        return []
-    out = [
-        "",
-        "a real model decoded here (models.ModelDecode: transformers and the lean torch path, against the bound "
-        "from this machine's bandwidth and torch GEMM roof):",
-        f"  {'batch':>5} {'tokens/s':>9} {'lean':>9} {'bound':>9} {'fraction':>8} {'lean':>6}",
-    ]
-    for m in points:
-        if m.tokens_per_s is None and m.lean_tokens_per_s is None and m.bound_tokens_per_s is None:
-            out.append(f"  {m.batch:>5} not measured: {m.reason or NOT_MEASURED}")
-            continue
-        out.append(
-            f"  {m.batch:>5} {_fmt(m.tokens_per_s, '9.3g'):>9} {_fmt(m.lean_tokens_per_s, '9.3g'):>9} "
-            f"{_fmt(m.bound_tokens_per_s, '9.3g'):>9} {_fmt(m.fraction(m.tokens_per_s), '8.2f'):>8} "
-            f"{_fmt(m.fraction(m.lean_tokens_per_s), '6.2f'):>6}"
-        )
-    return out
-
-
-def render_engine_decode(points: Sequence[EnginePoint], llc_bytes: float | None = None) -> list[str]:
-    """An engine's rows of the real-model table (engines.*Decode): tokens/s, the bytes' rate, the bound, the
-    fraction, the prediction, the kernels; then each format's engine roof and crossover. A row whose step reads
-    under the DRAM rule is marked as partly cache-resident (its bound is DRAM's, which a cache-sized file may beat)."""
-    if not points:
-        return []
-    out = [
-        "",
-        "  an engine decoding a GGUF of random weights here (engines.LlamaCppDecode; bound: max(bytes ÷ DRAM roof, "
-        "FLOPs ÷ the format's engine roof); predicted: bytes ÷ (DRAM roof × GEMV fraction) + FLOPs ÷ engine roof "
-        "+ overhead):",
-        f"  {'engine':<9} {'format':<6} {'batch':>5} {'tokens/s':>9} {'counters':>9} {'GB/s':>6} {'bound':>9} "
-        f"{'fraction':>8} {'predicted':>9} {'error':>6}  kernels",
-    ]
-    resident = False
-    for e in points:
-        if e.tokens_per_s is None and e.bound_tokens_per_s is None:
-            out.append(f"  {e.engine:<9} {e.format:<6} {e.batch:>5} not measured: {e.reason or NOT_MEASURED}")
-            continue
-        error = "n/a" if e.prediction_error is None else f"{100 * e.prediction_error:+.0f}%"
-        mark = " *" if e.cache_sized(llc_bytes) else ""
-        resident |= bool(mark)
-        out.append(
-            f"  {e.engine:<9} {e.format:<6} {e.batch:>5} {_fmt(e.tokens_per_s, '9.3g'):>9} "
-            f"{_fmt(e.counter_tokens_per_s, '9.3g'):>9} {_fmt(e.effective_gbps, '6.3g'):>6} "
-            f"{_fmt(e.bound_tokens_per_s, '9.3g'):>9} {_fmt(e.fraction, '8.2f'):>8} "
-            f"{_fmt(e.predicted_tokens_per_s, '9.3g'):>9} {error:>6}  {e.kernels or 'n/a'}{mark}"
-        )
-    if resident:
-        out.append(
-            f"  * partly cache-resident: a step reads under {POOL_LLC_MULTIPLE}× the last-level cache "
-            f"({size_text(llc_bytes)}), not the DRAM-bound case"
-        )
-    for e in points:
-        if e.engine_roof is not None:
-            out.append(
-                f"  {e.engine} {e.format}: engine roof {e.engine_roof:.4g} GFLOP/s (its prompt in one call); crossover "
-                f"batch predicted {_fmt(e.predicted_crossover, '.3g')}, observed {_fmt(e.observed_crossover, '.3g')}"
-            )
-    return out
-
-
-def measure_report(
-    sizes: Sequence[int],
-    batches: Sequence[int],
-    cache_sizes: Sequence[int] = (),
-    sweep_n: int = SWEEP_N,
-    sweep_batches: Sequence[int] = SWEEP_BATCHES,
-    progress: Callable[..., Any] | None = None,
-) -> Report:
-    """Measure this machine with the run asv's ``setup_cache`` makes (:func:`roofline.suite.run.measure_run`:
-    the same passes, ceilings, referees where on, level sweep and contention watch) at these sizes, then a
-    tiny step's overhead (the third roof), and build the report (:func:`roofline.report.from_run.report_from_run`).
-
-    ``progress``: a bar for the run's turns, made as ``progress(total=...)`` (tqdm's interface); the caller shows it.
-    """
-    from ..suite.machine_file import cpu_facts
-    from ..suite.run import measure_run
-    from .from_run import report_from_run
-
-    chosen = {"ROOFLINE_N": tuple(sizes), "ROOFLINE_CACHE_N": tuple(cache_sizes), "ROOFLINE_BATCH": tuple(batches)}
-    state = measure_run(chosen, chosen=chosen, sweep=(sweep_n, tuple(sweep_batches)), progress=progress)
-    overhead = measure_overhead("numpy", SUITE.name)
-    facts = {**host_facts(), **cpu_facts()}
-    return report_from_run(state, facts, (overhead.amortized_seconds, overhead.single_call_seconds))

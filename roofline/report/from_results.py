@@ -8,13 +8,14 @@ folder's benchmarks.json too: one run's figures are its own): a report from resu
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
 from ..errors import BadInput
-from ..measure.compute import COMPUTE_DTYPES
 from ..model.catalogue import match_host
 from ..model.conditions import Conditions, flat_timing
+from ..model.dtypes import COMPUTE_DTYPES
 from ..model.hierarchy import DRAM, ComputeRoof, Hierarchy, LevelRoof
 from ..suite.names import (
     BANDWIDTH_REFEREE,
@@ -186,13 +187,17 @@ def conditions_from(run: Run, points: tuple[Point, ...], cores: object = None, l
 
 
 def report_from_results(
-    results: str | Path, machine: str | None = None, commit: str | None = None, lost_during_run: float | None = None
+    results: str | Path | Results,
+    machine: str | None = None,
+    commit: str | None = None,
+    lost_during_run: float | None = None,
 ) -> Report:
-    """Build the report for one machine at one commit (default: its latest) from an asv results folder.
+    """Build the report for one machine at one commit (default: its latest) from an asv results folder (or the
+    :class:`~roofline.suite.results.Results` it was read into).
 
     ``lost_during_run``: see :func:`conditions_from`.
     """
-    res = read_results(results)
+    res = results if isinstance(results, Results) else read_results(results)
     name = pick_machine(res, machine)
     m = res.machines[name]
     full = res.resolve_commit(commit, name) if commit else m.latest()
@@ -200,13 +205,28 @@ def report_from_results(
     if run is None:
         raise BadInput(f"machine {name!r} in {res.path} has no readable results")
     run = run.recorded_run()  # one run's own figures, whichever version of the suite recorded them
+    source = f"asv results {res.path}, machine {name}, commit {full[:8]}"
+    return report_of_run(run, m.info, name, source, tuple(res.warnings), lost_during_run)
+
+
+def report_of_run(
+    run: Run,
+    info: Mapping[str, object],
+    name: str,
+    source: str = "",
+    warnings: tuple[str, ...] = (),
+    lost_during_run: float | None = None,
+) -> Report:
+    """The report of one recorded run of machine ``name`` (``info``: its machine.json): every figure the run
+    holds, as the suite recorded it. :func:`report_from_results` and ``roofline compare``'s summary
+    (:func:`roofline.report.summary.summarize_run`) read a run through this one reader."""
     bandwidth = {k: v * 1e9 for k, v in run.stream_gbps().items()}
     peaks = {p["dtype"]: v * 1e9 for p, v in run.points(PEAK_CEILING) if v and "dtype" in p}
     referee = run.value(BANDWIDTH_REFEREE, level=DRAM)
     peak_referees = {p["dtype"]: v * 1e9 for p, v in run.points(PEAK_REFEREE) if v and "dtype" in p}
     level_referees = {p["level"]: v * 1e9 for p, v in run.points(BANDWIDTH_REFEREE) if v and "level" in p}
     single, amortized = (run.value(OVERHEAD.format(k), backend="numpy") for k in ("single", "amortized"))
-    facts = facts_from_machine(m.info, name)
+    facts = facts_from_machine(dict(info), name)
     decode = _decode_points(run, DECODE_CLASSES["DRAM"], "dram")
     cache = _decode_points(run, DECODE_CLASSES["cache-resident"], "cache")
     return build_report(
@@ -219,9 +239,9 @@ def report_from_results(
         recorded_crossover=run.value(OBSERVED_CROSSOVER),
         overhead_seconds=amortized * 1e-6 if amortized else None,
         overhead_single_seconds=single * 1e-6 if single is not None else None,
-        source=f"asv results {res.path}, machine {name}, commit {full[:8]}",
-        datasheet=match_host(m.info),
-        warnings=tuple(res.warnings),
+        source=source,
+        datasheet=match_host(info),
+        warnings=warnings,
         hierarchy=hierarchy_from_run(run),
         conditions=conditions_from(run, decode + cache, facts.get("num_cpu"), lost_during_run),
         model_decode=_model_points(run),

@@ -1,5 +1,6 @@
 """The roofline report of one run's measurement (:class:`~roofline.suite.run.RunState`): the live
-``roofline report`` measures with the orchestrator asv's ``setup_cache`` calls, then reads its state here.
+``roofline report`` measures with the orchestrator asv's ``setup_cache`` calls
+(:func:`roofline.suite.live.measure_live`), then renders its state here; nothing here measures.
 
 What asv records of a run and what this report shows are then the same figures: the ceilings of the
 same rounds, the points judged against them, the same referees and the same contention watch.
@@ -65,6 +66,7 @@ def report_from_run(
         cache_resident=tuple(Point.of(m) for (regime, _, _), m in sorted(points.items()) if regime == "cache"),
         sweep_n=state.sweep_n,
         sweep=tuple(Point.of(m) for m in crossover.points) if crossover else (),
+        knee=crossover.knee if crossover else None,
         recorded_crossover=crossover.batch if crossover else None,
         overhead_seconds=overhead[0] if overhead else None,
         overhead_single_seconds=overhead[1] if overhead else None,

@@ -26,7 +26,7 @@ from ..suite.names import MACHINE_FIGURES
 from ..suite.results import Benchmark, EnvRun, MachineResults, Results, Run
 from ..suite.revisions import rev_parse
 from ..units import NA, better, si, sig, table
-from .compare import select_machines
+from .summary import select_machines
 
 DEFAULT_THRESHOLD = 0.10
 #: asv's significance level (``asv._stats.is_different``'s default).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,9 +17,9 @@ from ..outcome import Skipped
 from ..units import sig
 
 if TYPE_CHECKING:
-    from ..measure.engine_decode import EngineRow, EngineRun
+    from ..measure.engine_decode import EngineCrossover, EngineRow, EngineRun
     from ..measure.llm_decode import MeasuredRow, ModelDecodeRun
-    from .compare import MachineSummary
+    from .summary import MachineSummary
 
 #: The --hardware value that means "the ceilings measured on this machine".
 LOCAL = "local"
@@ -79,17 +79,17 @@ def resolve_roofs(name: str, notes: list[str] | None = None, results: Path | Non
 
 
 def _local_hardware(notes: list[str] | None) -> Hardware:
-    from ..host import total_memory_bytes
-    from ..measure.ceilings import measure_ceilings
+    """This machine's ceilings (:func:`~roofline.suite.run.measure_roofs`: the DRAM roof, numpy's GEMMs), under the
+    contention watch."""
     from ..measure.contention import watched
+    from ..suite import params
+    from ..suite.run import RoofAsk, measure_roofs
 
     with watched() as watch:
-        hw = measure_ceilings().hardware
+        hw = measure_roofs(RoofAsk(gemm_n=params.gemm_n())).require()
     if notes is not None:
         notes += watch_note(watch)
-    if hw.memory_bytes is not None:
-        return hw
-    return replace(hw, memory_bytes=total_memory_bytes(), source=f"{hw.source}; memory: total RAM")
+    return hw
 
 
 def _gallery_machines(results: Path | None) -> tuple[Path, list[str]]:
@@ -105,7 +105,7 @@ def _gallery_machines(results: Path | None) -> tuple[Path, list[str]]:
 def gallery_roofs(name: str, results: Path) -> Roofs:
     """Machine ``name`` of the asv results folder ``results``, at its latest run, as :func:`machine_roofs`."""
     from ..suite.results import read_results
-    from .compare import summarize
+    from .summary import summarize
 
     summaries, _ = summarize(read_results(results), [name])
     return machine_roofs(summaries[0], results)
@@ -317,6 +317,31 @@ def _allreduce(est: DecodeEstimate) -> str:
     return f", all-reduce {' + '.join(parts)} × {s.allreduces} per step"
 
 
+def _request_lines(est: DecodeEstimate) -> list[str]:
+    """The requests' table: per batch the time to the first token, what binds the prefill, the mean decode step,
+    end to end, and the output rate; nothing without requests."""
+    if not est.requests:
+        return []
+    r0 = est.requests[0]
+    lines = [
+        "",
+        f"requests: prompt {r0.prompt}, output {r0.output} (first token from the prefill, "
+        f"{r0.decode_steps} decode steps at context {r0.prompt + 1}–{r0.prompt + r0.output - 1})",
+        f"{'batch':>6}  {'TTFT ms':>9}  {'prefill binds':<21} {'step ms':>9} {'e2e s':>9} {'tok/s out':>12} "
+        f"{'tok/s/seq':>10}  fits",
+    ]
+    for r in est.requests:
+        fits = {True: "yes", False: "no", None: "?"}[r.fits]
+        first = max(r.prefill, key=lambda p: p.time_s)
+        step_ms = "-" if r.step_mean_s is None else f"{r.step_mean_s * 1e3:.4g}"
+        per_seq = "-" if r.decode_tokens_per_s is None else f"{r.decode_tokens_per_s:,.1f}"
+        lines.append(
+            f"{r.batch:>6}  {r.ttft_s * 1e3:>9.4g}  {first.name + ' (' + first.bound + ')':<21} {step_ms:>9} "
+            f"{r.e2e_s:>9.4g} {r.tokens_per_s:>12,.1f} {per_seq:>10}  {fits}"
+        )
+    return lines
+
+
 def format_estimate(est: DecodeEstimate) -> list[str]:
     """The estimate as lines of text: the setup, a table per batch, requests, the crossover, the memory fit, notes."""
     s, hw, m, c = est.setup, est.setup.hardware, est.setup.model, est.batching
@@ -349,24 +374,7 @@ def format_estimate(est: DecodeEstimate) -> list[str]:
             f"{st.tokens_per_s_per_sequence:>10,.1f} {st.tokens_per_s:>12,.1f} {st.weight_share:>8.1%} "
             f"{st.kv_share:>6.1%} {st.memory_needed / 1e9:>10.1f}  {fits}"
         )
-    if est.requests:
-        r0 = est.requests[0]
-        lines += [
-            "",
-            f"requests: prompt {r0.prompt}, output {r0.output} (first token from the prefill, "
-            f"{r0.decode_steps} decode steps at context {r0.prompt + 1}–{r0.prompt + r0.output - 1})",
-            f"{'batch':>6}  {'TTFT ms':>9}  {'prefill binds':<21} {'step ms':>9} {'e2e s':>9} {'tok/s out':>12} "
-            f"{'tok/s/seq':>10}  fits",
-        ]
-        for r in est.requests:
-            fits = {True: "yes", False: "no", None: "?"}[r.fits]
-            first = max(r.prefill, key=lambda p: p.time_s)
-            step_ms = "-" if r.step_mean_s is None else f"{r.step_mean_s * 1e3:.4g}"
-            per_seq = "-" if r.decode_tokens_per_s is None else f"{r.decode_tokens_per_s:,.1f}"
-            lines.append(
-                f"{r.batch:>6}  {r.ttft_s * 1e3:>9.4g}  {first.name + ' (' + first.bound + ')':<21} {step_ms:>9} "
-                f"{r.e2e_s:>9.4g} {r.tokens_per_s:>12,.1f} {per_seq:>10}  {fits}"
-            )
+    lines += _request_lines(est)
     cap = "compute caps" if c.limited_by == "compute" else "KV-cache reads cap"
     lines += [
         "",
@@ -427,10 +435,11 @@ def format_measured(run: ModelDecodeRun, rows: tuple[MeasuredRow, ...], full_lay
 # ---- an engine decoding a GGUF here, held against its bound and predicted -----------------------------
 
 
-def engine_dict(run: EngineRun, rows: tuple[EngineRow, ...]) -> dict[str, object]:
-    """The engine's run as JSON: what ran, the roofs and GEMV of its rounds, each row, each outcome not measured."""
-    from ..measure.engine_decode import crossovers
-
+def engine_dict(
+    run: EngineRun, rows: tuple[EngineRow, ...], crossings: tuple[EngineCrossover, ...]
+) -> dict[str, object]:
+    """The engine's run as JSON: what ran, the roofs and GEMV of its rounds, each row, each format's crossover
+    (:func:`roofline.measure.engine_decode.crossovers`), each outcome not measured."""
     hw, gemv = run.hardware, run.gemv
     return {
         "engine": run.engine,
@@ -450,7 +459,7 @@ def engine_dict(run: EngineRun, rows: tuple[EngineRow, ...]) -> dict[str, object
         "prompt_tokens": run.prompt_tokens,
         "engine_roofs_gflops": {f: (run.engine_peak(f) or 0) / 1e9 or None for f in run.prompts},
         "overhead_s": None if run.overhead is None else run.overhead.median,
-        "crossovers": [c.as_dict() for c in crossovers(rows)],
+        "crossovers": [c.as_dict() for c in crossings],
         "rows": [r.as_dict() for r in rows],
         "not_measured": [
             {"format": f, "batch": b, "status": type(o).__name__.lower(), "reason": o.reason}
@@ -466,15 +475,13 @@ def _opt(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def _engine_roof_lines(run: EngineRun, rows: tuple[EngineRow, ...]) -> list[str]:
+def _engine_roof_lines(run: EngineRun, crossings: tuple[EngineCrossover, ...]) -> list[str]:
     """Each format's engine roof (its prompt's rate), the overhead, and where its decode turns compute-bound."""
-    from ..measure.engine_decode import crossovers
-
     lines = []
     if run.overhead is not None:
         ms = run.overhead.median * 1e3
         lines.append(f"  the engine's fixed cost per step (a step of a 64-wide one-layer model): {ms:.3g} ms")
-    for c in crossovers(rows):
+    for c in crossings:
         peak = run.engine_peak(c.format)
         observed = "n/a (under three batches)" if c.observed is None else (
             f"{c.observed:.3g}" + ("" if c.observed_within_sweep else " (outside the batches measured)"))  # fmt: skip
@@ -486,9 +493,14 @@ def _engine_roof_lines(run: EngineRun, rows: tuple[EngineRow, ...]) -> list[str]
     return lines
 
 
-def format_engine(run: EngineRun, rows: tuple[EngineRow, ...], full_layers: int | None = None) -> list[str]:
+def format_engine(
+    run: EngineRun,
+    rows: tuple[EngineRow, ...],
+    crossings: tuple[EngineCrossover, ...],
+    full_layers: int | None = None,
+) -> list[str]:
     """The engine's table: per format and batch the wall clock and the engine's counters, the bound,
-    bound ÷ measured, and the prediction with its error."""
+    bound ÷ measured, and the prediction with its error; each format's crossover (``crossings``)."""
     m, hw, gemv = run.shape, run.hardware, run.gemv
     of = f"{m.layers} of {full_layers} layers" if full_layers and full_layers != m.layers else f"{m.layers} layers"
     files = ", ".join(f"{f} {size_text(n)}" for f, n in run.file_bytes.items())
@@ -507,7 +519,7 @@ def format_engine(run: EngineRun, rows: tuple[EngineRow, ...], full_layers: int 
             f"  the suite's batch-1 GEMV (numpy {gemv.dtype}, n={gemv.n}, pool {size_text(gemv.pool_bytes)}): "
             f"{gemv.gbps:.3g} GB/s, {run.gemv_fraction:.3f} of its roof"
         )
-    lines += _engine_roof_lines(run, rows)
+    lines += _engine_roof_lines(run, crossings)
     lines += [
         "",
         f"{'format':<6} {'batch':>5} {'step ms':>9} {'spread':>6} {'tok/s':>9} {'counters':>9} {'GB/s':>6} "

@@ -33,8 +33,8 @@ from ..model.hardware import Hardware
 from ..model.hierarchy import DRAM
 from ..model.llm import bytes_per_weight
 from ..units import si, sig
-from .compare import MachineSummary
 from .cpu import Report
+from .summary import MachineSummary
 
 FORMATS = (".png", ".svg")
 #: A slide's shape; text sizes in points at this DPI stay readable on a projector.
@@ -523,6 +523,58 @@ def plot_report(
 # ---- several machines: roofline compare --plot ---------------------------------------------------
 
 
+def _machine_roof(ax, labels: _Labels, s: MachineSummary, xlim: tuple[float, float], color: str) -> None:
+    """One machine's measured roofline (DRAM roof, fp32 peak) across ``xlim``, each roof labelled at its end."""
+    lo, hi = xlim
+    ax.plot([lo, s.ridge, hi], [lo * s.bandwidth, s.peak, s.peak], color=color, lw=2.0, gid=ROOF_GID)
+    labels.add(
+        ax,
+        f"{s.machine} {si(s.bandwidth, 'B/s')}",
+        (lo, lo * s.bandwidth),
+        color,
+        _slid(((4, 3, "left", "bottom"), (4, -3, "left", "top")), ROOF_TEXT + 3),
+        size=ROOF_TEXT,
+        boxed=True,
+    )
+    labels.add(
+        ax,
+        f"{s.machine} fp32 {_rate(s.peak)}",
+        (hi, s.peak),
+        color,
+        _slid(((-4, 3, "right", "bottom"), (-4, -3, "right", "top")), ROOF_TEXT + 3),
+        size=ROOF_TEXT,
+        boxed=True,
+    )
+
+
+def _machine_points(
+    ax, labels: _Labels, machine: str, points: list[tuple[str, int, float, float]], color: str
+) -> list[tuple[str, tuple[float, float], str]]:
+    """One machine's decode points, (regime, batch, intensity, FLOP/s), a series per regime (DRAM filled, the
+    others hollow); the batch labels to place once every roof is labelled: the highest point of each batch."""
+    pending = []
+    for regime in sorted({r for r, *_ in points}):
+        mine = [(b, x, y) for r, b, x, y in points if r == regime]
+        hollow = regime != "DRAM"
+        ax.scatter(
+            [x for _, x, _ in mine],
+            [y for *_, y in mine],
+            s=45,
+            marker="o",
+            facecolors="none" if hollow else color,
+            edgecolors=color,
+            linewidths=1.5,
+            label=f"{machine}: decode, {regime}",
+        )
+        top: dict[int, tuple[float, float]] = {}
+        for b, x, y in mine:
+            labels.marker(ax, x, y)
+            if b not in top or y > top[b][1]:
+                top[b] = (x, y)
+        pending += [(f"b={b}", xy, color) for b, xy in sorted(top.items())]
+    return pending
+
+
 def draw_overlay(summaries: list[MachineSummary], reference: Hardware | None = None):
     """Every machine's measured roofline (DRAM roof, fp32 peak) and decode points in one figure, a colour each;
     BadInput when no machine has anything to draw."""
@@ -545,49 +597,13 @@ def draw_overlay(summaries: list[MachineSummary], reference: Hardware | None = N
     xlim, ylim = _limits(xs, ys + [xlim[0] * s.bandwidth for s in roofs])
     _log_axes(ax, xlim, ylim)
     labels = _Labels(fig)
-    lo, hi = xlim
+    hi = xlim[1]
     pending: list[tuple[str, tuple[float, float], str]] = []
     for i, s in enumerate(summaries):
         color = f"C{i % 10}"
         if s.peak and s.bandwidth:
-            ax.plot([lo, s.ridge, hi], [lo * s.bandwidth, s.peak, s.peak], color=color, lw=2.0, gid=ROOF_GID)
-            labels.add(
-                ax,
-                f"{s.machine} {si(s.bandwidth, 'B/s')}",
-                (lo, lo * s.bandwidth),
-                color,
-                _slid(((4, 3, "left", "bottom"), (4, -3, "left", "top")), ROOF_TEXT + 3),
-                size=ROOF_TEXT,
-                boxed=True,
-            )
-            labels.add(
-                ax,
-                f"{s.machine} fp32 {_rate(s.peak)}",
-                (hi, s.peak),
-                color,
-                _slid(((-4, 3, "right", "bottom"), (-4, -3, "right", "top")), ROOF_TEXT + 3),
-                size=ROOF_TEXT,
-                boxed=True,
-            )
-        for regime in sorted({r for r, *_ in points[s.machine]}):
-            mine = [(b, x, y) for r, b, x, y in points[s.machine] if r == regime]
-            hollow = regime != "DRAM"
-            ax.scatter(
-                [x for _, x, _ in mine],
-                [y for *_, y in mine],
-                s=45,
-                marker="o",
-                facecolors="none" if hollow else color,
-                edgecolors=color,
-                linewidths=1.5,
-                label=f"{s.machine}: decode, {regime}",
-            )
-            top: dict[int, tuple[float, float]] = {}
-            for b, x, y in mine:
-                labels.marker(ax, x, y)
-                if b not in top or y > top[b][1]:
-                    top[b] = (x, y)
-            pending += [(f"b={b}", xy, color) for b, xy in sorted(top.items())]
+            _machine_roof(ax, labels, s, xlim, color)
+        pending += _machine_points(ax, labels, s.machine, points[s.machine], color)
     for i, s in enumerate(summaries):
         observed = next((v for _, v in s.observed_crossover if v), None)
         prefix = f"{s.machine}: " if len(summaries) > 1 else ""

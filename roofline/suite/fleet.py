@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BadInput
-from ..measure.ceilings import CEILING_KERNEL
+from ..model.hierarchy import CEILING_KERNEL
 from .names import BANDWIDTH_CEILING, CUDA_CLASS, DECODE_CLASSES, DECODE_TRACKS, OBSERVED_CROSSOVER
 from .results import Results, Run
 

@@ -156,10 +156,7 @@ def run_roofs(state: RunState) -> tuple[float, dict[str, float]] | None:
     hw = state.hardware
     if hw is None:
         return None
-    peaks = {d: v / 1e9 for d, v in hw.peak_flops.items()}
-    if state.compute.ok:
-        peaks |= {d: o.value.gflops for d, o in state.compute.value.items() if o.ok}
-    return hw.bandwidth / 1e9, peaks
+    return hw.bandwidth / 1e9, {d: v / 1e9 for d, v in _run.with_compute(hw, state.compute).peak_flops.items()}
 
 
 def require(run: RunState | str) -> RunState:
@@ -516,10 +513,10 @@ def overhead_available(backend: str) -> None:
     available(backend, "fp32")
 
 
-def overhead_us(backend: str, dtype: str, which: str) -> float:
-    """The overhead roof in µs: ``which`` = "single" (one call alone) or "amortized". The two tracks of a
-    backend read one measurement in an asv run (:mod:`~roofline.suite.handoff`: the first measures and
-    leaves it; each process measured its own, torch's import included, 2.5 s a torch track here)."""
+def overhead_seconds(backend: str, dtype: str) -> tuple[float, float]:
+    """A tiny step's overhead, (single call, amortized) seconds: what asv's overhead tracks and the live report
+    record. Under asv a backend's two tracks read one measurement (:mod:`~roofline.suite.handoff`: the first
+    measures and leaves it; each process measured its own, torch's import included, 2.5 s a torch track here)."""
     from ..measure.overhead import measure_overhead
 
     name, shared = f"overhead {backend} {dtype}", _under_asv()
@@ -529,7 +526,13 @@ def overhead_us(backend: str, dtype: str, which: str) -> float:
         left = [o.single_call_seconds, o.amortized_seconds]
         if shared:
             handoff.leave_json(name, left)
-    return tracked((left[0] if which == "single" else left[1]) * 1e6)
+    return left[0], left[1]
+
+
+def overhead_us(backend: str, dtype: str, which: str) -> float:
+    """The overhead roof in µs (:func:`overhead_seconds`): ``which`` = "single" (one call alone) or "amortized"."""
+    single, amortized = overhead_seconds(backend, dtype)
+    return tracked((single if which == "single" else amortized) * 1e6)
 
 
 def level_entry(run: RunState | str, level: str) -> tuple[float, int]:
@@ -605,10 +608,11 @@ def model_decode_grid(
     """Decode ``shape`` (default: ``params.model_decode()``) at each batch; entries as :func:`gpu_grid`'s.
 
     A measured entry holds, for both paths, tokens/s and bound ÷ measured, and the bound's tokens/s.
-    ``hardware`` (default: measured here) is the bound's.
+    ``hardware`` (default: the run's roofs this asv run left, else :func:`~roofline.suite.run.model_roofs`
+    measured here) is the bound's.
     """
     from ..measure.llm_build import import_transformers
-    from ..measure.llm_decode import hold_against_bound, local_hardware, measure_model_decode
+    from ..measure.llm_decode import hold_against_bound, measure_model_decode
     from ..model.llm_estimate import DecodeSetup, step
 
     shape = shape or params.model_decode()
@@ -619,9 +623,8 @@ def model_decode_grid(
     try:
         import_transformers()
         hw = hardware or (handoff.read(dtype) if _under_asv() else None)  # the run's roofs, of its rounds
-        if hw is None:
-            # the roof of a GEMM no wider than the model's own matrices, measured here and now
-            hw = local_hardware(dtype, gemm_n=min(1024, shape.hidden))
+        if hw is None:  # the roofs the run would have left, measured here and now (its own layers' F.linear)
+            hw = _run.model_roofs(shape, dtype, batches).require()
             _warn([f"{shape.name}: no run of this asv run left its roofs; the bound's are the model's own"])
     except BackendUnavailable as exc:
         return _noted(MODEL_CLASS, {**grid, **{b: Skipped(str(exc)) for b in batches}})
@@ -683,7 +686,7 @@ def engine_decode_grid(
     try:
         shape = shape or params.engine_model()
         engine_ = lookup_engine(engine)
-        roofs = handoff.read("fp32") if _under_asv() else None  # the run's roofs, of its rounds, printed
+        left = handoff.read("fp32") if _under_asv() else None  # the run's roofs, of its rounds, printed
         run = measure_engine_decode(
             engine_,
             shape,
@@ -691,8 +694,7 @@ def engine_decode_grid(
             list(batches),
             steps=ENGINE_STEPS,
             rounds=min(passes(), ENGINE_ROUNDS),
-            gemm_n=params.gemm_n(),
-            roofs=roofs,
+            roofs=left or (lambda: _run.engine_roofs(params.gemm_n())),
             prompt_tokens=0 if params.quick() else PROMPT_TOKENS,  # a quick look: no engine roof (6 s of its 62)
         )
     except BadInput as exc:  # the model cannot be written or run here (disk, memory, shape)

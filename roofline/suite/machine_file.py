@@ -28,16 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BadInput
-from ..files import atomic_write, read_json_object
+from ..files import atomic_write
 from ..model.catalogue import match_host, parse_figure
 from ..model.microarch import clock_of, core_of
+from . import asv_files
+from .asv_files import MACHINE_FILE_VERSION, AsvFile, MachineFolder, ResultsFolder, identity
 
 #: asv's own keys (``asv machine``).
 ASV_KEYS = ("machine", "os", "arch", "cpu", "num_cpu", "ram")
 #: roofline's keys: stable facts of the machine.
 STABLE_KEYS = ("blas", "blas_threads", "gpu", "llc_bytes", "cpu_core", "cpu_clock")
-#: The keys that say which machine a result is from: a migration fills a missing stable key in only where these agree.
-IDENTITY_KEYS = ("arch", "cpu", "num_cpu", "ram")
 #: Measured figures that earlier versions kept as keys, with their units (read back from old results only).
 MEASURED_KEYS = {"measured_bandwidth": "B/s", "measured_peak_fp32": "FLOP/s"}
 #: Keys earlier versions wrote that are no stable facts: the measured figures (a run under load wrote
@@ -45,9 +45,6 @@ MEASURED_KEYS = {"measured_bandwidth": "B/s", "measured_peak_fp32": "FLOP/s"}
 #: and the catalogue device matched (a fact of roofline's catalogue, which grows: compare matches it
 #: from ``cpu`` and ``gpu`` when it reads). A ``device`` set by hand (not the automatic match) is kept.
 RETIRED_KEYS = (*MEASURED_KEYS, "llc_source", "device")
-#: asv's format version of the machine file.
-MACHINE_FILE_VERSION = 1
-
 _NAME = re.compile(r"^[A-Za-z0-9_+][A-Za-z0-9._+-]{0,99}$")
 
 
@@ -184,26 +181,57 @@ def asv_machine_name(name: str | None = None, path: Path | None = None) -> str:
     return check_machine_name(name if name is not None else default_name())
 
 
+_NOISE = re.compile(r"\(r\)|\(tm\)|\bcpu\b|\bprocessor\b|@.*$|\b\d+-core\b|\bwith .*$|\bamd\b|\bintel\b|\bcore\b")
+
+
+def gallery_name(
+    cpu: str,
+    cores: int | None,
+    llc_bytes: int | None,
+    llc_level: int | None = 3,
+    signature: Mapping[str, object] | None = None,
+    flags: frozenset[str] = frozenset(),
+) -> str:
+    """A results folder name that says what the machine is: 'epyc-zen1-2core-8mib-l3' for an AMD EPYC
+    (family 23, model 1) VM with 2 cores and an 8 MiB L3; 'xeon-emerald-rapids-2core-300mib-l3' for an
+    'Intel(R) Xeon(R) Processor' of family 6, model 207."""
+    words = re.sub(r"[^a-z0-9+]+", "-", _NOISE.sub(" ", cpu.lower())).strip("-") or "cpu"
+    core = core_of(signature or {}, flags)
+    parts = [words] + ([core] if core and f"-{core}-" not in f"-{words}-" else [])
+    if cores:
+        parts.append(f"{cores}core")
+    if llc_bytes:
+        size = f"{llc_bytes / 2**20:.0f}mib" if llc_bytes >= 2**20 else f"{llc_bytes // 2**10}kib"
+        parts.append(f"{size}-l{llc_level}" if llc_level else f"{size}-llc")
+    return "-".join(parts)
+
+
+def this_machine() -> str:
+    """:func:`gallery_name` of the machine this runs on."""
+    from .. import host
+
+    levels = host.cache_topology()
+    level = max((c.level for c in levels), default=None)
+    llc = host.llc_bytes(use_override=False)[0] if levels else None
+    return gallery_name(host.cpu_model(), host.cpu_count(), llc, level, host.cpu_signature(), host.cpu_flags())
+
+
 def default_name() -> str:
     """The name roofline files this machine's results under unless told: what it is (CPU, core, cores, LLC:
-    :func:`roofline.suite.gallery.this_machine`), never the host name, which says nothing (asv's default, 'vm')."""
-    from .gallery import this_machine  # gallery reads results, which read this module
-
+    :func:`this_machine`), never the host name, which says nothing (asv's default, 'vm')."""
     return this_machine()
 
 
-def earlier_names(results: Path, entry: Mapping[str, object]) -> list[str]:
-    """The machines in ``results`` other than ``entry``'s recorded on the same hardware (its :data:`IDENTITY_KEYS`):
-    e.g. the host name this machine's runs were filed under before."""
+def earlier_names(results: ResultsFolder, entry: Mapping[str, object]) -> list[str]:
+    """The machines in ``results`` other than ``entry``'s recorded on the same hardware (its
+    :data:`~roofline.suite.asv_files.IDENTITY_KEYS`): e.g. the host name this machine's runs were filed under
+    before. Unreadable machine.json files are skipped."""
     found = []
-    for info in sorted(Path(results).glob("*/machine.json")):
-        try:
-            other = json.loads(info.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            continue
-        same = isinstance(other, dict) and _identity(other) == _identity(entry)
-        if same and info.parent.name != entry.get("machine"):
-            found.append(info.parent.name)
+    for name, folder in results.machines.items():
+        info = folder.info
+        same = info is not None and isinstance(info.json, dict) and identity(info.json) == identity(entry)
+        if same and name != entry.get("machine"):
+            found.append(name)
     return found
 
 
@@ -231,22 +259,15 @@ def register(
     return name, entry, retired_keys(entry)
 
 
-def keys_results_lack(folder: Path | Mapping[Path, bytes], entry: Mapping[str, object]) -> list[str]:
-    """The stable keys ``entry`` holds that a result file in ``folder`` lacks (or in its files' bytes, where the
-    caller read them already): asv graphs such results apart from the new ones until a migration fills the keys
-    in (unreadable files are skipped)."""
-    if not isinstance(folder, Mapping):
-        folder = {p: p.read_bytes() for p in sorted(Path(folder).glob("*.json"))} if Path(folder).is_dir() else {}
+def keys_results_lack(folder: MachineFolder, entry: Mapping[str, object]) -> list[str]:
+    """The stable keys ``entry`` holds that a result file in ``folder`` (as read) lacks: asv graphs such results
+    apart from the new ones until a migration fills the keys in (unreadable files are skipped)."""
     want = [k for k in STABLE_KEYS if str(entry.get(k, "")).strip()]
     lacking: set[str] = set()
-    for path, data in folder.items():
-        if path.name == "machine.json":
-            continue
-        try:
-            params = json.loads(data).get("params") or {}
-        except (ValueError, AttributeError):
-            continue
-        lacking |= {k for k in want if k not in params}
+    for file in folder.files:
+        if isinstance(file.json, dict):
+            params = file.json.get("params") or {}
+            lacking |= {k for k in want if k not in params}
     return [k for k in want if k in lacking]
 
 
@@ -279,10 +300,6 @@ class Migration:
         }
 
 
-def _identity(info: Mapping[str, object]) -> tuple[str, ...]:
-    return tuple(str(info.get(k, "")) for k in IDENTITY_KEYS)
-
-
 def _migrated(entry: Mapping[str, object], fill: Mapping[str, str]) -> tuple[dict[str, object], dict[str, object]]:
     """``entry`` less its retired keys, plus the stable keys of ``fill`` it lacks; and what was taken out."""
     gone = {k: entry[k] for k in retired_keys(entry)}
@@ -291,10 +308,6 @@ def _migrated(entry: Mapping[str, object], fill: Mapping[str, str]) -> tuple[dic
         if key not in out and key in fill:
             out[key] = fill[key]
     return out, gone
-
-
-def _load(path: Path) -> dict:
-    return read_json_object(path, "migrated")
 
 
 def plan_migration(
@@ -314,72 +327,81 @@ def plan_migration(
     plan = Migration(results=results, machine_file=machine_file)
     entries: dict[str, object] = {}
     if machine_file is not None and machine_file.exists():
-        entries = read_machine_file(machine_file)
-        new_entries = dict(entries)
-        for name, entry in entries.items():
-            if not isinstance(entry, dict):
-                continue
-            mine = dict(host_keys(name)) if host_keys else {}
-            fill = mine if mine and _identity(mine) == _identity(entry) else {}
-            new_entries[name], gone = _migrated(entry, fill)
-            if gone:
-                plan.removed[f"machine file {name}"] = {k: [v] for k, v in gone.items()}
-        if new_entries != entries:
-            old_text = machine_file.read_text(encoding="utf-8")
-            plan.rewrites[machine_file] = (old_text, _machine_file_text(new_entries))
-        entries = new_entries
-    for folder in sorted(p for p in results.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        info_path = folder / "machine.json"
-        if not info_path.is_file():
-            continue
-        info = _load(info_path)
-        version = info.pop("version", MACHINE_FILE_VERSION)
+        entries = _plan_machine_file(plan, machine_file, host_keys)
+    for folder in asv_files.load(results).machines.values():
         local = entries.get(folder.name)
-        fill = {k: str(v) for k, v in local.items()} if isinstance(local, dict) else {}
-        fill = fill if fill and _identity(fill) == _identity(info) else {}
-        target, gone = _migrated(info, fill)
-        removed: dict[str, list[object]] = {k: [v] for k, v in gone.items()}
-        if target != info:
-            plan.rewrites[info_path] = (
-                info_path.read_text(encoding="utf-8"),
-                _asv_json({**target, "version": version}),
-            )
-        filled: dict[str, str] = {}
-        for path in sorted(folder.glob("*.json")):
-            if path.name == "machine.json" or path.name.startswith("."):
-                continue
-            data = _load(path)
-            params = data.get("params")
-            if not isinstance(params, dict):
-                raise BadInput(f"{path} has no params (not an asv 0.6 result file?): nothing was migrated")
-            new_params = {k: v for k, v in params.items() if k not in retired_keys(params)}
-            for key in params.keys() - new_params.keys():
-                if params[key] not in removed.setdefault(key, []):
-                    removed[key].append(params[key])
-            if _identity(params) == _identity(target):
-                for key in (*ASV_KEYS, *STABLE_KEYS):
-                    if key not in new_params and key in target:
-                        new_params[key] = target[key]
-                        filled[key] = str(target[key])
-            else:
-                plan.notes.append(f"{path}: recorded on other hardware than machine.json says; no key filled in")
-            differ = [k for k in STABLE_KEYS if k in new_params and k in target and new_params[k] != target[k]]
-            if differ:
-                plan.notes.append(
-                    f"{path}: {', '.join(differ)} differ from machine.json: asv keeps those runs apart, as it should"
-                )
-            if new_params != params:
-                plan.rewrites[path] = (path.read_text(encoding="utf-8"), json.dumps({**data, "params": new_params}))
-        if removed:
-            plan.removed[folder.name] = removed
-        if filled:
-            plan.filled[folder.name] = filled
+        _plan_machine(plan, folder, {k: str(v) for k, v in local.items()} if isinstance(local, dict) else {})
     return plan
 
 
-def _asv_json(data: Mapping[str, object]) -> str:
-    """A machine.json as asv writes it: indented, keys sorted."""
-    return json.dumps(data, indent=4, sort_keys=True)
+def _plan_machine_file(
+    plan: Migration, machine_file: Path, host_keys: Callable[[str], Mapping[str, str]] | None
+) -> dict[str, object]:
+    """Plan the machine file's rewrite; its entries as they will read."""
+    entries = read_machine_file(machine_file)
+    new_entries = dict(entries)
+    for name, entry in entries.items():
+        if not isinstance(entry, dict):
+            continue
+        mine = dict(host_keys(name)) if host_keys else {}
+        fill = mine if mine and identity(mine) == identity(entry) else {}
+        new_entries[name], gone = _migrated(entry, fill)
+        if gone:
+            plan.removed[f"machine file {name}"] = {k: [v] for k, v in gone.items()}
+    if new_entries != entries:
+        old_text = machine_file.read_text(encoding="utf-8")
+        plan.rewrites[machine_file] = (old_text, _machine_file_text(new_entries))
+    return new_entries
+
+
+def _plan_machine(plan: Migration, folder: MachineFolder, local: dict[str, str]) -> None:
+    """Plan one machine's folder: its machine.json, then each result file to the same keys (none without a
+    machine.json)."""
+    if folder.info is None:
+        return
+    info = folder.info.object("migrated")
+    version = info.pop("version", MACHINE_FILE_VERSION)
+    fill = local if local and identity(local) == identity(info) else {}
+    target, gone = _migrated(info, fill)
+    removed: dict[str, list[object]] = {k: [v] for k, v in gone.items()}
+    if target != info:
+        plan.rewrites[folder.info.path] = (folder.info.text, asv_files.machine_text({**target, "version": version}))
+    filled: dict[str, str] = {}
+    for file in folder.files:
+        _plan_result(plan, file, target, removed, filled)
+    if removed:
+        plan.removed[folder.name] = removed
+    if filled:
+        plan.filled[folder.name] = filled
+
+
+def _plan_result(
+    plan: Migration, file: AsvFile, target: dict[str, object], removed: dict[str, list[object]], filled: dict
+) -> None:
+    """Plan one result file: its retired keys out (noted in ``removed``), the keys of ``target`` (the machine.json
+    as it will read) it lacks in where it was recorded on that hardware (noted in ``filled``)."""
+    data, path = file.object("migrated"), file.path
+    params = data.get("params")
+    if not isinstance(params, dict):
+        raise BadInput(f"{path} has no params (not an asv 0.6 result file?): nothing was migrated")
+    new_params = {k: v for k, v in params.items() if k not in retired_keys(params)}
+    for key in params.keys() - new_params.keys():
+        if params[key] not in removed.setdefault(key, []):
+            removed[key].append(params[key])
+    if identity(params) == identity(target):
+        for key in (*ASV_KEYS, *STABLE_KEYS):
+            if key not in new_params and key in target:
+                new_params[key] = target[key]
+                filled[key] = str(target[key])
+    else:
+        plan.notes.append(f"{path}: recorded on other hardware than machine.json says; no key filled in")
+    differ = [k for k in STABLE_KEYS if k in new_params and k in target and new_params[k] != target[k]]
+    if differ:
+        plan.notes.append(
+            f"{path}: {', '.join(differ)} differ from machine.json: asv keeps those runs apart, as it should"
+        )
+    if new_params != params:
+        plan.rewrites[path] = (file.text, asv_files.result_text({**data, "params": new_params}))
 
 
 def _machine_file_text(entries: Mapping[str, object]) -> str:
@@ -395,7 +417,7 @@ def apply_migration(plan: Migration) -> Migration:
     if not plan.rewrites:
         return plan
     for path, (old, _) in plan.rewrites.items():
-        if path.read_text(encoding="utf-8") != old:
+        if path.read_bytes().decode("utf-8", errors="replace") != old:
             raise BadInput(f"{path} changed while the migration was planned; nothing was migrated, run it again")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     backup = plan.results.parent / f"{plan.results.name}.pre-migration-{stamp}"
@@ -407,7 +429,7 @@ def apply_migration(plan: Migration) -> Migration:
             (backup / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, backup / rel)
         for path, (_, new) in plan.rewrites.items():
-            atomic_write(path, new)
+            asv_files.write(path, new)
             written += 1
     except FileExistsError:
         raise BadInput(f"{backup} exists: another migration is under way; nothing was migrated") from None

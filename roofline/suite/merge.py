@@ -34,29 +34,25 @@ them. :func:`merge` does it with these rules:
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import errno
 import filecmp
 import json
 import math
 import os
 import shutil
-import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BadInput
-from .machine_file import IDENTITY_KEYS
-from .results import BENCHMARKS_API_VERSION, Results, latest_by_version, parse_param, read_results
+from . import asv_files
+from .asv_files import BENCHMARKS_FILE, IDENTITY_KEYS, MACHINE_FILE, AsvFile
+from .results import Results, latest_by_version, parse_param, read_results
 
 #: Keys of a benchmarks.json entry that must agree between inputs; ``params`` may widen, ``version`` differ.
 MUST_AGREE = ("type", "unit", "param_names")
-BENCHMARKS_FILE = "benchmarks.json"
-MACHINE_FILE = "machine.json"
 
 
 @dataclass
@@ -240,26 +236,29 @@ def _skip_reason(res: Results, file: Path) -> str:
     return "not an asv result file"
 
 
-def _source_files(src: Path, res: Results, plan: MergePlan) -> dict[str, Path]:
-    """DEST-relative path → file, for each machine folder of one source; warnings for what is left out."""
-    files: dict[str, Path] = {}
+def _source_files(src: Path, res: Results, plan: MergePlan) -> dict[str, AsvFile]:
+    """DEST-relative path → file as read, for each machine folder of one source; warnings for what is left out."""
+    files: dict[str, AsvFile] = {}
+    loaded = res.folder.machines if res.folder is not None else {}
     for name, machine in res.machines.items():
-        folder = src / name
-        if not machine.info:
-            raise BadInput(f"{folder / MACHINE_FILE} is missing or unreadable: asv publish would skip this machine")
-        accepted = {MACHINE_FILE} | {f for run in machine.runs.values() for f in run.files}
-        for path in sorted(folder.iterdir()):
-            if path.name.startswith("."):
+        folder = loaded[name]
+        if not machine.info or folder.info is None:
+            raise BadInput(f"{src / name / MACHINE_FILE} is missing or unreadable: asv publish would skip this machine")
+        accepted = {f for run in machine.runs.values() for f in run.files}
+        entries = [folder.info, *folder.files, *folder.others]
+        for entry in sorted(entries, key=lambda e: e.name if isinstance(e, Path) else e.path.name):
+            if isinstance(entry, AsvFile) and (entry is folder.info or entry.path.name in accepted):
+                files[f"{name}/{entry.path.name}"] = entry
                 continue
-            if path.name in accepted and path.is_file():
-                files[f"{name}/{path.name}"] = path
-            else:
-                what = "a folder" if path.is_dir() else _skip_reason(res, path)
-                plan.warnings.append(f"{path}: not copied ({what})")
+            path = entry if isinstance(entry, Path) else entry.path
+            what = "a folder" if path.is_dir() else _skip_reason(res, path)
+            plan.warnings.append(f"{path}: not copied ({what})")
         plan.machines.setdefault(name, set()).update(machine.runs)
-    for path in sorted(src.iterdir()):
-        if path.is_dir() and not path.name.startswith(".") and path.name not in res.machines:
-            plan.warnings.append(f"{path}: not copied (no machine.json and no result file: not a machine folder)")
+    for name, folder in loaded.items():
+        if name not in res.machines:
+            plan.warnings.append(
+                f"{folder.path}: not copied (no machine.json and no result file: not a machine folder)"
+            )
     return files
 
 
@@ -285,16 +284,12 @@ def _read_dest(dest: Path) -> Results | None:
 
 
 def _json(data: bytes) -> dict | None:
-    try:
-        out = json.loads(data)
-    except ValueError:
-        return None
+    out, _ = asv_files.parse_json(data)
     return out if isinstance(out, dict) else None
 
 
-def _rows(data: dict) -> dict[str, dict[str, object]]:
-    cols = data.get("result_columns") or []
-    return {name: dict(zip(cols, row, strict=False)) for name, row in (data.get("results") or {}).items()}
+def _rows(data: dict) -> dict[str, asv_files.Row]:
+    return {name: row or {} for name, row in asv_files.rows(data).items()}
 
 
 def _same(a: object, b: object) -> bool:
@@ -324,16 +319,14 @@ def join(rel: str, a: bytes, b: bytes) -> tuple[bytes | None, str | None]:
         for col in ("params", "version", "result"):
             if not _same(rx[name].get(col), ry[name].get(col)):
                 return None, f"{name} has other {'values' if col == 'result' else col}"
-    cols = list(x.get("result_columns") or [])
-    cols += [c for c in y.get("result_columns") or [] if c not in cols]
+    cols = asv_files.columns(x)
+    cols += [c for c in asv_files.columns(y) if c not in cols]
     rows = {**{n: r for n, r in ry.items() if n not in rx}, **rx}
     joined = {
-        **x,
-        "result_columns": cols,
-        "results": {n: [r.get(c) for c in cols] for n, r in sorted(rows.items())},
+        **asv_files.with_rows(x, rows, cols),
         "durations": {**(y.get("durations") or {}), **(x.get("durations") or {})},
     }
-    text = json.dumps(joined, sort_keys=True).encode()
+    text = asv_files.result_text(joined).encode()
     return (a if not ry.keys() - rx.keys() else b if not rx.keys() - ry.keys() else text), None
 
 
@@ -341,6 +334,91 @@ def _conflict_kind(rel: str) -> str:
     if rel.endswith(f"/{MACHINE_FILE}"):
         return "two different machines under one name"
     return "the same machine, commit and benchmark with different values"
+
+
+@dataclass(frozen=True)
+class _Pick:
+    """What a merge writes under one DEST path: a source file (copied) or the bytes of two files joined; its bytes
+    and the source it came from."""
+
+    file: Path | bytes
+    data: bytes
+    src: Path
+
+
+def _read_source(src: Path) -> Results:
+    res = read_results(src)
+    if res.benchmarks_problem is not None:
+        raise BadInput(f"shard {src}: {res.benchmarks_problem}; its suite cannot be checked (asv run writes it)")
+    if not res.benchmarks:
+        raise BadInput(f"shard {src}: {BENCHMARKS_FILE} lists no benchmark")
+    return res
+
+
+def _pick(chosen: dict[str, _Pick], rel: str, new: _Pick, plan: MergePlan, force: bool) -> str | None:
+    """Put ``new`` under ``rel`` beside an earlier source's file there: the same bytes, or the two joined, or the
+    later one (``force``); the conflict, where there is one and no ``force``."""
+    old = chosen.get(rel)
+    if old is None or old.data == new.data:
+        chosen.setdefault(rel, new)
+        return None
+    kept, why = join(rel, old.data, new.data)
+    if kept is None and not force:
+        return f"{rel} differs between shards {old.src} and {new.src} ({why})"
+    if kept is None:
+        plan.warnings.append(f"{rel}: shards {old.src} and {new.src} differ ({why}); {new.src}'s taken (--force)")
+    elif kept == old.data:
+        return None
+    chosen[rel] = new if kept is None or kept == new.data else _Pick(kept, kept, new.src)
+    return None
+
+
+def _choose(srcs: Sequence[Path], plan: MergePlan, suites: list[Suite], force: bool) -> tuple[dict[str, _Pick], list]:
+    """Every source's files by DEST path, the sources' suites added to ``suites``; and the conflicts between them."""
+    chosen: dict[str, _Pick] = {}
+    conflicts: list[str] = []
+    for src in srcs:
+        res = _read_source(src)
+        suites.append((f"shard {src}", {n: b.raw for n, b in res.benchmarks.items()}, False, latest_by_version(res)))
+        for rel, file in _source_files(src, res, plan).items():
+            conflict = _pick(chosen, rel, _Pick(file.path, file.raw or b"", src), plan, force)
+            if conflict is not None:
+                conflicts.append(conflict)
+    return chosen, conflicts
+
+
+def _in_dest(dest: Path, res: Results | None, rel: str) -> tuple[bool, bytes | None]:
+    """Whether DEST holds ``rel``, and its bytes as read (None where it is not a file)."""
+    loaded = res.folder.file(rel) if res is not None and res.folder is not None else None
+    if loaded is not None and loaded.raw is not None:
+        return True, loaded.raw
+    path = dest / rel
+    return path.exists(), (path.read_bytes() if path.is_file() else None)
+
+
+def _against_dest(chosen: dict[str, _Pick], dest: Path, res: Results | None, plan: MergePlan, force: bool) -> list[str]:
+    """Plan each chosen file against DEST's: new, already there, joined, or replaced (``force``); the conflicts."""
+    conflicts = []
+    for rel, pick in chosen.items():
+        exists, old = _in_dest(dest, res, rel)
+        if not exists:
+            plan.files[rel] = pick.file
+            continue
+        if old == pick.data:
+            plan.unchanged += 1
+            continue
+        kept, why = join(rel, old, pick.data) if old is not None else (None, "not a file")
+        if kept is None and not force:
+            conflicts.append(f"{rel} in {pick.src} differs from DEST's ({why})")
+            continue
+        if kept is not None and kept == old:
+            plan.unchanged += 1
+            continue
+        plan.files[rel] = pick.file if kept is None or kept == pick.data else kept
+        plan.displaced.append(rel)
+        how = "(--force)" if kept is None else "(joined: nothing differs)"
+        plan.warnings.append(f"{rel}: DEST's copy replaced by {pick.src}'s {how}; the old one is kept")
+    return conflicts
 
 
 def plan_merge(
@@ -354,52 +432,8 @@ def plan_merge(
     if dest_res is not None and dest_res.benchmarks:
         raw = {n: b.raw for n, b in dest_res.benchmarks.items()}
         suites.append((f"DEST {dest}", raw, True, latest_by_version(dest_res)))
-    chosen: dict[str, Path | bytes] = {}
-    came_from: dict[str, Path] = {}
-    conflicts: list[str] = []
-    for src in srcs:
-        res = read_results(src)
-        if res.benchmarks_problem is not None:
-            raise BadInput(f"shard {src}: {res.benchmarks_problem}; its suite cannot be checked (asv run writes it)")
-        if not res.benchmarks:
-            raise BadInput(f"shard {src}: {BENCHMARKS_FILE} lists no benchmark")
-        suites.append((f"shard {src}", {n: b.raw for n, b in res.benchmarks.items()}, False, latest_by_version(res)))
-        for rel, path in _source_files(src, res, plan).items():
-            new = path.read_bytes()
-            if rel not in chosen or _bytes(chosen[rel]) == new:
-                chosen.setdefault(rel, path)
-                came_from.setdefault(rel, src)
-                continue
-            kept, why = join(rel, _bytes(chosen[rel]), new)
-            if kept is None and not force:
-                conflicts.append(f"{rel} differs between shards {came_from[rel]} and {src} ({why})")
-                continue
-            if kept is None:
-                plan.warnings.append(
-                    f"{rel}: shards {came_from[rel]} and {src} differ ({why}); {src}'s taken (--force)"
-                )
-            elif kept == _bytes(chosen[rel]):
-                continue
-            chosen[rel], came_from[rel] = (path if kept is None or kept == new else kept), src
-    for rel, new in chosen.items():
-        existing = dest_real / rel
-        if not existing.exists():
-            plan.files[rel] = new
-            continue
-        if existing.is_file() and existing.read_bytes() == _bytes(new):
-            plan.unchanged += 1
-            continue
-        kept, why = join(rel, existing.read_bytes(), _bytes(new)) if existing.is_file() else (None, "not a file")
-        if kept is None and not force:
-            conflicts.append(f"{rel} in {came_from[rel]} differs from DEST's ({why})")
-            continue
-        if kept is not None and kept == existing.read_bytes():
-            plan.unchanged += 1
-            continue
-        plan.files[rel] = new if kept is None or kept == _bytes(new) else kept
-        plan.displaced.append(rel)
-        how = "(--force)" if kept is None else "(joined: nothing differs)"
-        plan.warnings.append(f"{rel}: DEST's copy replaced by {came_from[rel]}'s {how}; the old one is kept")
+    chosen, conflicts = _choose(srcs, plan, suites, force)
+    conflicts += _against_dest(chosen, dest_real, dest_res, plan, force)
     if conflicts:
         more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
         raise BadInput(
@@ -419,54 +453,6 @@ def _bytes(file: Path | bytes) -> bytes:
 
 
 # ---- writing ---------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _locked(dest: Path) -> Iterator[None]:
-    """An exclusive lock on ``.<DEST>.merge-lock`` beside DEST (fcntl where there is one)."""
-    lock = dest.parent / f".{dest.name}.merge-lock"
-    try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
-    except OSError as exc:
-        raise BadInput(f"DEST {dest}: cannot write in {dest.parent} ({exc.strerror or exc})") from None
-    try:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover (Windows)
-            fcntl = None
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where that is unsupported."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        fn = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return False
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    at_fdcwd, rename_exchange = -100, 2
-    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-        return False
-    raise OSError(err, os.strerror(err), str(b))
-
-
-def _sync_tree(root: Path) -> None:
-    for folder, _, names in os.walk(root):
-        for name in names:
-            fd = os.open(os.path.join(folder, name), os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
 
 
 def _verify(tmp: Path, dest: Path, plan: MergePlan, before: set[str]) -> None:
@@ -516,27 +502,18 @@ def _build_and_swap(plan: MergePlan, dest: Path) -> None:
             else:
                 shutil.copy2(src, target)
         if plan.benchmarks_changed:
-            text = json.dumps({**plan.benchmarks, "version": BENCHMARKS_API_VERSION}, indent=4, sort_keys=True)
             (tmp / BENCHMARKS_FILE).unlink(missing_ok=True)
-            (tmp / BENCHMARKS_FILE).write_text(text, encoding="utf-8")
+            (tmp / BENCHMARKS_FILE).write_text(asv_files.benchmarks_text(plan.benchmarks), encoding="utf-8")
         _verify(tmp, dest, plan, before)
         if mode is None:
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o777 & ~umask
         os.chmod(tmp, mode)
-        _sync_tree(tmp)
+        asv_files.sync_tree(tmp)
         if plan.displaced:
             plan.displaced_to = _displace(plan, dest)
-        if not dest.exists():
-            os.rename(tmp, dest)
-        elif _exchange(tmp, dest):
-            shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the old DEST
-        else:
-            previous = dest.parent / f".{dest.name}.previous-{os.getpid()}"
-            os.rename(dest, previous)
-            os.rename(tmp, dest)
-            shutil.rmtree(previous, ignore_errors=True)
+        asv_files.swap_in(tmp, dest)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -558,7 +535,7 @@ def merge(
     if dry_run:
         return plan
     _, dest_real = check_paths(sources, dest)
-    with _locked(dest_real):
+    with asv_files.locked(dest_real):
         plan = plan_merge(sources, dest, force, update_suite)  # under the lock: DEST as it is now
         if plan.changed:
             try:

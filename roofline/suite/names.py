@@ -33,7 +33,7 @@ MODEL_LEAN_TOKENS = f"{MODEL_CLASS}.track_lean_tokens_per_s"
 MODEL_BOUND_TOKENS = f"{MODEL_CLASS}.track_bound_tokens_per_s"
 #: An engine decoding a GGUF here, params format and batch: tokens/s of the wall clock, of the engine's own
 #: counters, of the bound and of the prediction (roofline.model.engine_bound), the kernel path
-#: (a code: roofline.measure.engine_decode.KERNEL_PATH_CODES), the bytes a step reads and their rate; at batch 1
+#: (a code: roofline.model.engine_bound.KERNEL_PATH_CODES), the bytes a step reads and their rate; at batch 1
 #: only, the format's own: its engine roof (GFLOP/s, a prompt in one call), its crossover batch predicted and observed.
 ENGINE_CLASSES = {"llama.cpp": "engines.LlamaCppDecode"}
 ENGINE_TRACKS = {

@@ -13,7 +13,6 @@ conflict rules), so a NEW folder already in DIR is refused before anything is wr
 from __future__ import annotations
 
 import errno
-import json
 import os
 import shutil
 import tempfile
@@ -21,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BadInput
-from ..files import read_json_object
+from . import asv_files
+from .asv_files import MACHINE_FILE, AsvFile, MachineFolder
 from .machine_file import check_machine_name
-from .merge import MACHINE_FILE, _exchange, _locked, _sync_tree
 from .results import Results, read_results
 
 
@@ -50,18 +49,23 @@ class Rename:
         }
 
 
-def _renamed(path: Path, new: str) -> bytes:
-    """``path``'s bytes with its machine key set to ``new``: machine.json as asv writes it (indented, keys
-    sorted), a result file as asv writes it (one line, keys in their order); any other file as it is."""
-    if path.suffix != ".json":
-        return path.read_bytes()
-    data = read_json_object(path, "renamed")
+def _renamed(file: AsvFile, new: str) -> bytes:
+    """A file of the folder, as read, with its machine key set to ``new``: machine.json as asv writes it (indented,
+    keys sorted), a result file as asv writes it (one line, keys in their order)."""
+    path, data = file.path, file.object("renamed")
     if path.name == MACHINE_FILE:
-        return json.dumps({**data, "machine": new}, indent=4, sort_keys=True).encode()
+        return asv_files.machine_text({**data, "machine": new}).encode()
     params = data.get("params")
     if not isinstance(params, dict):
         raise BadInput(f"{path} has no params (not an asv 0.6 result file?): nothing was renamed")
-    return json.dumps({**data, "params": {**params, "machine": new}}).encode()
+    return asv_files.result_text({**data, "params": {**params, "machine": new}}).encode()
+
+
+def _folder_renamed(folder: MachineFolder, new: str) -> dict[str, bytes]:
+    """Every file of a machine's folder as the renamed folder holds it (a file that is no JSON, as it is)."""
+    files = {f.path.name: _renamed(f, new) for f in ([folder.info] if folder.info else []) + folder.files}
+    others = {p.name: p.read_bytes() for p in folder.others if p.is_file()}
+    return dict(sorted({**files, **others}.items()))
 
 
 def plan_rename(results: Path | str, old: str, new: str) -> Rename:
@@ -76,9 +80,8 @@ def plan_rename(results: Path | str, old: str, new: str) -> Rename:
         raise BadInput(f"machine {old!r} already has that name")
     if os.path.lexists(results / new):
         raise BadInput(f"{results / new} exists: a rename never joins two machines (roofline merge does)")
-    folder = results / old
-    files = {p.name: _renamed(p, new) for p in sorted(folder.iterdir()) if p.is_file() and not p.name.startswith(".")}
-    return Rename(results, old, new, files, res.machines[old].commits())
+    loaded = res.folder.machines[old] if res.folder is not None else asv_files.load_machine(results / old)
+    return Rename(results, old, new, _folder_renamed(loaded, new), res.machines[old].commits())
 
 
 def _verify(tmp: Path, plan: Rename, before: Results) -> None:
@@ -96,7 +99,7 @@ def _verify(tmp: Path, plan: Rename, before: Results) -> None:
 def apply_rename(plan: Rename) -> Rename:
     """Carry out ``plan`` (see the module docstring); BadInput, DIR left as it was, when it cannot."""
     results = Path(os.path.realpath(plan.results))
-    with _locked(results):
+    with asv_files.locked(results):
         before = read_results(results)
         if os.path.lexists(results / plan.new) or plan.old not in before.machines:
             raise BadInput(f"{plan.results} changed while the rename was planned; nothing written, run it again")
@@ -109,12 +112,8 @@ def apply_rename(plan: Rename) -> Rename:
                 (tmp / plan.new / name).write_bytes(data)
             _verify(tmp, plan, before)
             os.chmod(tmp, results.stat().st_mode & 0o7777)
-            _sync_tree(tmp)
-            if not _exchange(tmp, results):
-                previous = results.parent / f".{results.name}.previous-{os.getpid()}"
-                os.rename(results, previous)
-                os.rename(tmp, results)
-                tmp = previous
+            asv_files.sync_tree(tmp)
+            asv_files.swap_in(tmp, results)
         except OSError as exc:
             raise BadInput(f"cannot rename in {plan.results}: {exc.strerror or exc}; left as it was") from None
         finally:

@@ -1,14 +1,17 @@
-"""Reading an asv results directory (asv 0.6 format) without asv, tolerant of bad files.
+"""An asv results directory (asv 0.6 format) as typed values, without asv, tolerant of bad files.
 
-Nothing here ever writes to the directory. A file that cannot be read is skipped with a
-warning; a benchmark that failed (asv stores null), was skipped (NaN) or comes from another
-version of the suite than ``benchmarks.json`` describes reads as None ("n/a"), as asv publish
-shows it; :attr:`Run.recorded` keeps the last kind with the version that recorded it, for
+The files are read once by :func:`roofline.suite.asv_files.load`, which owns their format; :func:`results_of`
+makes them :class:`Results`, and :func:`read_results` does both. Nothing here ever writes to the directory. A
+file that cannot be read is skipped with a warning; a benchmark that failed (asv stores null), was skipped (NaN)
+or comes from another version of the suite than ``benchmarks.json`` describes reads as None ("n/a"), as asv
+publish shows it; :attr:`Run.recorded` keeps the last kind with the version that recorded it, for
 ``roofline compare``, which sets machines side by side across versions (:func:`combine`).
 
 API::
 
     res = read_results("results/")            # BadInput (exit 2) if missing or no machine in it
+    res = results_of(asv_files.load("results/"))  # the same, from files already loaded
+    res.folder                                # the files as read (asv_files.ResultsFolder)
     res.warnings                              # list[str], one line each: files skipped, n/a values
     res.benchmarks                            # {name: Benchmark} from benchmarks.json ({} if absent)
     res.benchmarks_problem                    # why benchmarks.json was not read, or None
@@ -38,20 +41,16 @@ from __future__ import annotations
 import ast
 import dataclasses
 import itertools
-import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BadInput
-from ..measure.ceilings import CEILING_KERNEL, roof_kernel
-from .machine_file import IDENTITY_KEYS
+from ..model.hierarchy import CEILING_KERNEL, roof_kernel
+from . import asv_files
+from .asv_files import BENCHMARKS_FILE, MACHINE_FILE, AsvFile, MachineFolder, ResultsFolder, Row, identity
 from .names import BANDWIDTH_CEILING, LEVEL_BANDWIDTH, RETIRED_MEANINGS
-
-#: asv 0.6's format versions of a result file and of benchmarks.json.
-RESULT_API_VERSION = 2
-BENCHMARKS_API_VERSION = 2
 
 Value = float | None
 ParamKey = tuple[object, ...]
@@ -78,22 +77,6 @@ def _stat(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
         return None
     return float(value)
-
-
-def _load_json(path: Path) -> tuple[object, str | None]:
-    """(data, None) or (None, one-line reason)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        return None, f"cannot read it ({exc.strerror or exc})"
-    except UnicodeDecodeError:
-        return None, "not UTF-8 text"
-    if not text.strip():
-        return None, "empty file"
-    try:
-        return json.loads(text), None
-    except json.JSONDecodeError as exc:
-        return None, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}; truncated?)"
 
 
 @dataclass(frozen=True)
@@ -202,7 +185,7 @@ class Run:
         return levels
 
     def bandwidth_roof(self) -> tuple[str, float] | None:
-        """(kernel, GB/s) of the bandwidth roof this run recorded (:func:`~roofline.measure.ceilings.roof_kernel`)."""
+        """(kernel, GB/s) of the bandwidth roof this run recorded (:func:`~roofline.model.hierarchy.roof_kernel`)."""
         rates = self.stream_gbps()
         kind = roof_kernel(rates)
         return (kind, rates[kind]) if kind else None
@@ -242,6 +225,8 @@ class Results:
     version_notes: list[str] = field(default_factory=list)
     #: every folder read (several after :func:`combine`)
     paths: list[Path] = field(default_factory=list)
+    #: the files as read (:func:`~roofline.suite.asv_files.load`); None after :func:`combine` of several
+    folder: ResultsFolder | None = field(default=None, repr=False)
 
     def resolve_commit(self, prefix: str, machine: str | None = None) -> str:
         """The full hash that ``prefix`` names among the results (of ``machine``, if given).
@@ -263,23 +248,18 @@ class Results:
         return hits[0]
 
 
-def _read_benchmarks(path: Path, res: Results) -> dict[str, Benchmark]:
-    file, warnings = path / "benchmarks.json", res.warnings
-    if not file.exists():
+def _read_benchmarks(folder: ResultsFolder, res: Results) -> dict[str, Benchmark]:
+    file, warnings, loaded = folder.path / BENCHMARKS_FILE, res.warnings, folder.benchmarks
+    if loaded is None:
         res.benchmarks_problem = f"{file}: missing"
         warnings.append(f"{file}: missing; parameter names unknown and suite versions not checked")
         return {}
-    data, problem = _load_json(file)
-    if problem is None and not isinstance(data, dict):
-        problem = "not a JSON object"
-    if problem is None and data.get("version") != BENCHMARKS_API_VERSION:
-        problem = f"format version {data.get('version')!r}, expected {BENCHMARKS_API_VERSION}"
-    if problem:
-        res.benchmarks_problem = f"{file}: {problem}"
-        warnings.append(f"{file}: skipped: {problem}; parameter names unknown")
+    if loaded.problem:
+        res.benchmarks_problem = f"{file}: {loaded.problem}"
+        warnings.append(f"{file}: skipped: {loaded.problem}; parameter names unknown")
         return {}
     out = {}
-    for name, b in data.items():
+    for name, b in loaded.data.items():
         if name == "version" or not isinstance(b, dict):
             continue
         try:
@@ -297,163 +277,184 @@ def _read_benchmarks(path: Path, res: Results) -> dict[str, Benchmark]:
     return out
 
 
-def _env_name(file: Path, data: dict) -> str:
-    """asv's environment name of a result file: its ``env_name``, else the file name after the hash."""
-    name = data.get("env_name")
-    if isinstance(name, str) and name:
-        return name
-    return file.stem.split("-", 1)[1] if "-" in file.stem else file.stem
-
-
-def _column(cols: dict[str, object], name: str, count: int) -> list[object]:
+def _column(row: Row, name: str, count: int) -> list[object]:
     """One per-combination column of a row (asv trims trailing empty columns): ``count`` entries."""
-    column = cols.get(name)
+    column = row.get(name)
     return column if isinstance(column, list) and len(column) == count else [None] * count
 
 
-def _add_file(run: Run, file: Path, data: dict, benchmarks: dict[str, Benchmark], res: Results) -> None:
-    warnings = res.warnings
-    columns = data.get("result_columns")
-    results = data.get("results")
-    if not isinstance(columns, list) or not isinstance(results, dict):
-        warnings.append(f"{file}: skipped: no result_columns/results (not an asv 0.6 result file?)")
+@dataclass
+class _Found:
+    """What one result file held that is no figure: benchmarks failed, of another version, malformed."""
+
+    failed: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    malformed: list[str] = field(default_factory=list)
+
+    def stale_note(self, file: Path) -> str | None:
+        if not self.stale:
+            return None
+        return (
+            f"{file}: {len(self.stale)} benchmark(s) from another suite version than benchmarks.json, "
+            f"which asv publish and the gate leave out ({', '.join(sorted(self.stale))})"
+        )
+
+    def warnings(self, file: Path) -> list[str]:
+        out = []
+        if self.failed:
+            uniq = sorted(set(self.failed))
+            out.append(f"{file}: {len(self.failed)} value(s) failed, shown as n/a ({', '.join(uniq)})")
+        if self.stale:
+            out.append(str(self.stale_note(file)))
+        if self.malformed:
+            rows = ", ".join(sorted(self.malformed))
+            out.append(f"{file}: {len(self.malformed)} malformed benchmark row(s) ignored ({rows})")
+        return out
+
+
+def _keys(row: Row | None) -> list[ParamKey] | None:
+    """The parameter combinations of a row, in asv's order, with their values parsed; None where malformed."""
+    if row is None:
+        return None
+    try:
+        keys = [tuple(parse_param(v) for v in combo) for combo in itertools.product(*(row.get("params") or []))]
+    except TypeError:
+        return None
+    result = row.get("result")
+    return keys if result is None or (isinstance(result, list) and len(result) == len(keys)) else None
+
+
+def _add_value(
+    run: Run,
+    env: EnvRun | None,
+    name: str,
+    key: ParamKey,
+    raw: object,
+    stale: bool,
+    got: dict[str, float | None],
+    finite: list[float],
+) -> None:
+    """One combination's value into ``run`` (and ``env``, the file's own environment): ``raw`` as recorded, n/a in
+    :attr:`Run.values` where ``stale``; its statistics (``got``) and samples (``finite``) where it has a value."""
+    value = None if stale else _number(raw)
+    values, kept = run.values[name], run.recorded[name]
+    if values.get(key) is None:  # another environment's file may hold the value
+        values[key] = value
+    if kept.get(key) is None:
+        kept[key] = _number(raw)
+    if _number(raw) is not None:
+        if all(v is not None for v in got.values()):
+            run.stats.setdefault(name, {}).setdefault(key, got)
+        if finite:
+            run.samples.setdefault(name, {}).setdefault(key, finite)
+    if env is None:
         return
-    params = data["params"] if isinstance(data.get("params"), dict) else {}
-    env = EnvRun(env=_env_name(file, data), file=file.name, params=params)
+    env.values.setdefault(name, {})[key] = value
+    if value is None:
+        return
+    if all(v is not None for v in got.values()):
+        env.stats.setdefault(name, {})[key] = got
+    if finite:
+        env.samples.setdefault(name, {})[key] = finite
+
+
+def _add_row(run: Run, env: EnvRun | None, name: str, row: Row | None, bench: Benchmark | None, found: _Found) -> None:
+    """One benchmark's row of a result file into ``run``: its version, parameter names and every combination."""
+    keys = _keys(row)
+    if row is None or keys is None:
+        found.malformed.append(name)
+        return
+    params = row.get("params") or []
+    result = row.get("result") or [None] * len(keys)
+    version = row.get("version") if isinstance(row.get("version"), str) else None
+    run.versions.setdefault(name, version or (bench.version if bench is not None else None))
+    stale = bench is not None and bench.version is not None and version not in (None, bench.version)
+    if stale:
+        found.stale.append(name)
+    if bench is not None and len(bench.param_names) == len(params):
+        names = bench.param_names
+    else:
+        names = tuple(f"param{i + 1}" for i in range(len(params)))
+    run.values.setdefault(name, {})
+    run.recorded.setdefault(name, {})
+    run.param_names.setdefault(name, names)
+    stats = {s: _column(row, f"stats_{s}", len(keys)) for s in STATS}
+    samples = _column(row, "samples", len(keys))
+    for i, (key, raw) in enumerate(zip(keys, result, strict=True)):
+        if raw is None and not stale:  # asv's null: it failed; NaN: skipped on purpose
+            found.failed.append(name)
+        sample = samples[i]
+        finite = [x for x in map(_number, sample) if x is not None] if isinstance(sample, list) else []
+        got = {s: _stat(stats[s][i]) for s in STATS}
+        _add_value(run, env, name, key, raw, stale, got, finite)
+
+
+def _add_file(run: Run, file: AsvFile, benchmarks: dict[str, Benchmark], res: Results) -> None:
+    """One result file's rows into ``run`` and into its environment's :class:`EnvRun`, with a warning for each
+    kind of row that gave no figure."""
+    if not file.has_rows:
+        res.warnings.append(f"{file.path}: skipped: no result_columns/results (not an asv 0.6 result file?)")
+        return
+    env: EnvRun | None = EnvRun(env=file.env, file=file.path.name, params=file.params)
     if env.env in run.envs:  # two files of one environment at one commit: keep the first, as the merge does
-        warnings.append(f"{file}: a second file of environment {env.env!r} at this commit; its values are merged")
+        res.warnings.append(
+            f"{file.path}: a second file of environment {env.env!r} at this commit; its values are merged"
+        )
+        env = None
     else:
         run.envs[env.env] = env
-    failed, stale, malformed = [], [], []
-    for name, row in results.items():
-        if not isinstance(row, list):
-            malformed.append(name)
-            continue
-        cols = dict(zip(columns, row, strict=False))
-        params = cols.get("params") or []
-        result = cols.get("result")
-        bench = benchmarks.get(name)
-        try:
-            keys = [tuple(parse_param(v) for v in combo) for combo in itertools.product(*params)]
-        except TypeError:
-            malformed.append(name)
-            continue
-        if result is None:
-            result = [None] * len(keys)
-        if not isinstance(result, list) or len(result) != len(keys):
-            malformed.append(name)
-            continue
-        version = cols.get("version") if isinstance(cols.get("version"), str) else None
-        run.versions.setdefault(name, version or (bench.version if bench is not None else None))
-        recorded = result
-        if bench is not None and bench.version is not None and version not in (None, bench.version):
-            stale.append(name)
-            result = [None] * len(keys)
-        if bench is not None and len(bench.param_names) == len(params):
-            names = bench.param_names
-        else:
-            names = tuple(f"param{i + 1}" for i in range(len(params)))
-        values = run.values.setdefault(name, {})
-        kept = run.recorded.setdefault(name, {})
-        run.param_names.setdefault(name, names)
-        stats = {s: _column(cols, f"stats_{s}", len(keys)) for s in STATS}
-        samples = _column(cols, "samples", len(keys))
-        for i, (key, raw, raw_kept) in enumerate(zip(keys, result, recorded, strict=True)):
-            value = _number(raw)
-            if raw is None and name not in stale:  # asv's null: it failed; NaN: skipped on purpose
-                failed.append(name)
-            if values.get(key) is None:  # another environment's file may hold the value
-                values[key] = value
-            if kept.get(key) is None:
-                kept[key] = _number(raw_kept)
-            got = {s: _stat(stats[s][i]) for s in STATS}
-            finite = [x for x in map(_number, samples[i]) if x is not None] if isinstance(samples[i], list) else []
-            if _number(raw_kept) is not None:
-                if all(v is not None for v in got.values()):
-                    run.stats.setdefault(name, {}).setdefault(key, got)  # type: ignore[arg-type]
-                if finite:
-                    run.samples.setdefault(name, {}).setdefault(key, finite)
-            if run.envs.get(env.env) is not env:
-                continue
-            env.values.setdefault(name, {})[key] = value
-            if value is None:
-                continue
-            if all(v is not None for v in got.values()):
-                env.stats.setdefault(name, {})[key] = got  # type: ignore[assignment]
-            if finite:
-                env.samples.setdefault(name, {})[key] = finite
-    if failed:
-        uniq = sorted(set(failed))
-        warnings.append(f"{file}: {len(failed)} value(s) failed, shown as n/a ({', '.join(uniq)})")
-    if stale:
-        note = (
-            f"{file}: {len(stale)} benchmark(s) from another suite version than benchmarks.json, "
-            f"which asv publish and the gate leave out ({', '.join(sorted(stale))})"
-        )
-        warnings.append(note)
-        res.version_notes.append(note)
-    if malformed:
-        warnings.append(f"{file}: {len(malformed)} malformed benchmark row(s) ignored ({', '.join(sorted(malformed))})")
+    found = _Found()
+    for name, row in file.rows().items():
+        _add_row(run, env, name, row, benchmarks.get(name), found)
+    res.warnings += found.warnings(file.path)
+    stale = found.stale_note(file.path)
+    if stale is not None:
+        res.version_notes.append(stale)
 
 
-def _read_machine(folder: Path, benchmarks: dict[str, Benchmark], res: Results) -> MachineResults | None:
+def _read_machine(folder: MachineFolder, benchmarks: dict[str, Benchmark], res: Results) -> MachineResults | None:
     warnings = res.warnings
     machine = MachineResults(name=folder.name)
-    info_file = folder / "machine.json"
-    data, problem = _load_json(info_file) if info_file.exists() else (None, "missing")
-    if problem is None and not isinstance(data, dict):
-        problem = "not a JSON object"
-    if problem:
-        warnings.append(f"{info_file}: {problem}; machine details unknown")
+    problem = "missing" if folder.info is None else folder.info.problem
+    if problem or folder.info is None:
+        warnings.append(f"{folder.path / MACHINE_FILE}: {problem}; machine details unknown")
     else:
-        machine.info = {k: v for k, v in data.items() if k != "version"}
-    result_files = sorted(p for p in folder.glob("*.json") if p.name != "machine.json" and not p.name.startswith("."))
-    for file in result_files:
-        data, problem = _load_json(file)
-        if problem is None and not isinstance(data, dict):
-            problem = "not a JSON object"
-        if problem is None and data.get("version") != RESULT_API_VERSION:
-            problem = f"asv result format version {data.get('version')!r}, expected {RESULT_API_VERSION} (`asv update`)"
-        commit = data.get("commit_hash") if problem is None else None
-        if problem is None and not (isinstance(commit, str) and commit):
-            problem = "no commit_hash"
-        if problem:
-            warnings.append(f"{file}: skipped: {problem}")
+        machine.info = {k: v for k, v in folder.info.data.items() if k != "version"}
+    for file in folder.files:
+        if file.problem:
+            warnings.append(f"{file.path}: skipped: {file.problem}")
             continue
-        run = machine.runs.setdefault(commit, Run(machine=machine.name, commit=commit, suite=benchmarks))
-        run.files.append(file.name)
-        if isinstance(data.get("date"), int | float):
-            run.date = int(data["date"])
-        if isinstance(data.get("params"), dict):
-            run.params = {**data["params"], **run.params}
-        _add_file(run, file, data, benchmarks, res)
+        run = machine.runs.setdefault(file.commit, Run(machine=machine.name, commit=file.commit, suite=benchmarks))
+        run.files.append(file.path.name)
+        if file.date is not None:
+            run.date = file.date
+        if isinstance(file.data.get("params"), dict):
+            run.params = {**file.params, **run.params}
+        _add_file(run, file, benchmarks, res)
     if not machine.runs and not machine.info:
         return None
     if not machine.runs:
-        warnings.append(f"{folder}: machine.json but no readable result file")
+        warnings.append(f"{folder.path}: machine.json but no readable result file")
     return machine
 
 
-def read_results(path: str | Path) -> Results:
-    """Read ``path`` (asv's results_dir). BadInput if it is missing, not a folder, or holds no machine."""
-    path = Path(path)
-    if not path.exists():
-        raise BadInput(f"results directory {path} does not exist")
-    if not path.is_dir():
-        raise BadInput(f"{path} is not a directory (give asv's results directory, e.g. .asv/results)")
-    res = Results(path=path, paths=[path])
-    res.benchmarks = _read_benchmarks(path, res)
-    try:
-        folders: Iterable[Path] = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
-    except OSError as exc:
-        raise BadInput(f"cannot list {path}: {exc.strerror or exc}") from None
-    for folder in folders:
-        machine = _read_machine(folder, res.benchmarks, res)
+def results_of(folder: ResultsFolder) -> Results:
+    """The typed results of a folder :func:`~roofline.suite.asv_files.load` read. BadInput if it holds no machine."""
+    res = Results(path=folder.path, paths=[folder.path], folder=folder)
+    res.benchmarks = _read_benchmarks(folder, res)
+    for loaded in folder.machines.values():
+        machine = _read_machine(loaded, res.benchmarks, res)
         if machine is not None:
             res.machines[machine.name] = machine
     if not res.machines:
-        raise BadInput(f"no asv results in {path} (expected <machine>/machine.json and result files)")
+        raise BadInput(f"no asv results in {folder.path} (expected <machine>/machine.json and result files)")
     return res
+
+
+def read_results(path: str | Path) -> Results:
+    """Read ``path`` (asv's results_dir), each file once (:func:`roofline.suite.asv_files.load`). BadInput if it is
+    missing, not a folder, or holds no machine."""
+    return results_of(asv_files.load(path))
 
 
 # ---- several folders as one, across benchmark versions -------------------------------------------
@@ -469,10 +470,6 @@ def same_quantity(a: Benchmark, b: Benchmark) -> bool:
     """Two definitions of one benchmark record the same quantity: one unit, one list of parameter names
     (their values may differ), versions that mean the same thing."""
     return (a.unit, a.param_names, meaning(a.name, a.version)) == (b.unit, b.param_names, meaning(b.name, b.version))
-
-
-def _identity(info: dict[str, object]) -> dict[str, str]:
-    return {k: str(info[k]) for k in IDENTITY_KEYS if str(info.get(k, "")).strip()}
 
 
 def _join_runs(first: Run, other: Run, where: str) -> Run:
@@ -547,7 +544,7 @@ def combine(parts: Sequence[Results]) -> Results:
             if have is None:
                 out.machines[name], found[name] = MachineResults(name, dict(m.info), dict(m.runs)), r.path
                 continue
-            a, b = _identity(have.info), _identity(m.info)
+            a, b = identity(have.info), identity(m.info)
             differ = [k for k in a.keys() & b.keys() if a[k] != b[k]]
             if differ:  # two machines of one model (a gallery name): side by side, the later one labelled
                 k, label = differ[0], f"{name} [{r.path}]"

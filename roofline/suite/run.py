@@ -30,11 +30,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .. import host
 from ..errors import BackendUnavailable, BadInput, KernelMismatch
-from ..host import blas_threads, cache_topology, cpu_count, llc_bytes
+from ..host import blas_summary, blas_threads, cache_topology, cpu_count, llc_bytes
 from ..measure.ceilings import (
+    ARRAYS_MOVED,
     BANDWIDTH_RUNS,
-    CEILING_KERNEL,
     GEMM_RUNS,
     STREAM_ROUND_S,
     CeilingRounds,
@@ -42,10 +43,11 @@ from ..measure.ceilings import (
     fastest_gemms,
     point_shapes,
     read_roof,
-    roof_kernel,
 )
-from ..measure.compute import COMPUTE_ROUND_S, ComputeRounds
+from ..measure.compute import COMPUTE_ROUND_S, LINEAR_DTYPES, TORCH_DTYPES, ComputeRounds
 from ..measure.contention import Watch, blas_limit, sample_cpu
+from ..measure.cuda_ceilings import GEMM_N as GPU_GEMM_N
+from ..measure.cuda_ceilings import CudaCeilingRounds
 from ..measure.levels import ROOF_KERNEL, LevelRounds, capacities
 from ..measure.likwid import REFEREE_OUTER, RefereeRounds, referee_sizes
 from ..measure.numpy_step import decode_step
@@ -53,11 +55,13 @@ from ..measure.step import MIN_TOTAL_S, DecodeMeasurement, StepRounds
 from ..measure.sweep import SWEEP_BATCHES, SWEEP_REPEATS, SweepRounds
 from ..measure.timing import settle
 from ..model import guards
-from ..model.arithmetic import crossover_batch, gemm_intensity, roofline_fraction
+from ..model.arithmetic import gemm_intensity, predicted_crossover, roofline_fraction
 from ..model.conditions import Conditions, blas_threads_for, flat_timing
 from ..model.dtypes import SUITE, by_numpy
 from ..model.hardware import Hardware
-from ..model.hierarchy import LevelRoof
+from ..model.hierarchy import CEILING_KERNEL, LevelRoof, roof_kernel
+from ..model.knee import Knee
+from ..model.llm import ModelShape
 from ..outcome import Failed, Measured, Outcome, Skipped, attempt
 from . import params
 
@@ -115,14 +119,18 @@ class RunRoofs:
 
 @dataclass(frozen=True)
 class Crossover:
-    """The crossover sweep's knee (a batch) and the points it was fitted to, every round's samples pooled."""
+    """The crossover sweep's knee (a batch) and the points it was fitted to, every round's samples pooled;
+    ``knee``: the fit itself (None in a state pickled before it was kept)."""
 
     batch: float
     points: tuple[DecodeMeasurement, ...] = ()
+    knee: Knee | None = None
 
 
 #: What a state pickled before a part existed says of it.
 BEFORE = Skipped("not in this run (a state from before it)")
+#: What a roof part not asked for (:class:`RoofAsk`) says of itself.
+NOT_ASKED = "not asked for"
 
 
 @dataclass(frozen=True)
@@ -174,15 +182,18 @@ class RunState:
     def predicted_crossover(self) -> float | None:
         """The crossover batch from the run's own ceilings, no referee (as ``roofline compare`` computes it)."""
         hw = roofs(self.bandwidth_gbps, self.peak_gflops)
-        return crossover_batch(hw, SUITE.bytes, SUITE.name) if hw is not None else None
+        return None if hw is None else predicted_crossover(hw.peak_flops.get(SUITE.name), hw.bandwidth, SUITE.bytes)
 
 
 def roofs(
-    bandwidth_gbps: Mapping[str, float], peak_gflops: Mapping[str, float], referees: Mapping[str, float] | None = None
+    bandwidth_gbps: Mapping[str, float],
+    peak_gflops: Mapping[str, float],
+    referees: Mapping[str, float] | None = None,
+    source: str = "measured in this run",
 ) -> Hardware | None:
     """The Hardware of recorded ceilings (GB/s per STREAM kernel, GFLOP/s per numpy dtype); None without both.
 
-    The roof is :func:`~roofline.measure.ceilings.roof_kernel`'s: read, or add in a state from before read;
+    The roof is :func:`~roofline.model.hierarchy.roof_kernel`'s: read, or add in a state from before read;
     each roof the faster of it and its referee in ``referees`` (GB/s at DRAM, GFLOP/s by dtype name: likwid-bench's,
     :class:`~roofline.model.hierarchy.Refereed`): on the Xeon likwid-bench's fp32 FMA peak read 275 GFLOP/s where
     the GEMM roof read 186-219 and a batch-512 point 264."""
@@ -194,7 +205,19 @@ def roofs(
     peaks = {by_numpy(d).name: max(v, referees.get(by_numpy(d).name) or 0.0) * 1e9 for d, v in peak_gflops.items() if v}
     if not roof or not peaks:
         return None
-    return Hardware(platform.node() or "this machine", peaks, roof * 1e9, source="measured in this run")
+    return Hardware(platform.node() or "this machine", peaks, roof * 1e9, source=source)
+
+
+def with_compute(hw: Hardware, compute: Outcome) -> Hardware:
+    """``hw`` with the torch compute roofs of ``compute`` (:class:`_Compute`'s outcome) beside its GEMMs': each
+    dtype's roof the fastest of the two (a model's fp32 layers in torch against numpy's fp32 GEMM)."""
+    if not compute.ok:
+        return hw
+    peaks = dict(hw.peak_flops)
+    for dtype, o in compute.value.items():
+        if o.ok:
+            peaks[dtype] = max(peaks.get(dtype, 0.0), o.value.gflops * 1e9)
+    return replace(hw, peak_flops=peaks)
 
 
 class Part:
@@ -289,8 +312,15 @@ class _Ceilings(Part):
 
     name = "ceilings"
 
-    def __init__(self, gemm_n: int | None, shapes: Sequence[tuple[int, int]] = (), gemv: Sequence[int] = ()):
-        super().__init__(lambda: CeilingRounds(gemm_n=gemm_n, shapes=shapes, gemv=gemv))
+    def __init__(
+        self,
+        gemm_n: int | None,
+        shapes: Sequence[tuple[int, int]] = (),
+        gemv: Sequence[int] = (),
+        kinds: tuple[str, ...] = tuple(ARRAYS_MOVED),
+        dtypes: tuple[str, ...] = ("float32", "float64"),
+    ):
+        super().__init__(lambda: CeilingRounds(dtypes, gemm_n=gemm_n, kinds=kinds, shapes=shapes, gemv=gemv))
 
     def turn(self) -> None:
         self._time(BANDWIDTH_RUNS // passes(), GEMM_RUNS // passes(), STREAM_ROUND_S)
@@ -323,14 +353,14 @@ class _Referee(Part):
 
     name = "referees"
 
-    def __init__(self):
+    def __init__(self, asked: bool = True):
         #: the roofs by where they bound the run's figures: DRAM, the FMA peaks, the cache levels
         self.dram: tuple[str, ...] = ()
         self.peaks: tuple[str, ...] = ()
         self.caches: tuple[str, ...] = ()
-        if not params.referee():
+        if not asked or not params.referee():
             self.warnings, self.timer = [], None
-            self.stopped = Skipped("the referees are off (ROOFLINE_REFEREE=off)")
+            self.stopped = Skipped("the referees are off (ROOFLINE_REFEREE=off)" if asked else NOT_ASKED)
             return
         sizes = referee_sizes(capacities(cache_topology()))
         self.dram, self.peaks = (REFEREE_OUTER,), REFEREE_PEAKS
@@ -362,8 +392,16 @@ class _Compute(Part):
 
     name = "compute"
 
-    def __init__(self, gemm_n: int | None, linear: Mapping[str, tuple[list, tuple[int, ...]]] | None = None):
-        super().__init__(lambda: ComputeRounds(n=gemm_n, linear=linear))
+    def __init__(
+        self,
+        gemm_n: int | None,
+        linear: Mapping[str, tuple[list, tuple[int, ...]]] | None = None,
+        dtypes: Sequence[str] = TORCH_DTYPES,
+    ):
+        if not dtypes and not linear:
+            self.warnings, self.timer, self.stopped = [], None, Skipped(NOT_ASKED)
+            return
+        super().__init__(lambda: ComputeRounds(dtypes, n=gemm_n, linear=linear))
 
     def turn(self) -> None:
         self._time(COMPUTE_ROUND_S)
@@ -394,7 +432,7 @@ class _Sweep(Part):
         if not s.knee.within_sweep:
             swept = f"{self.batches[0]}..{self.batches[-1]}"
             self.warnings.append(f"the knee ({s.knee.batch:.0f}) lies outside the sweep {swept}: extrapolated")
-        return Crossover(float(s.knee.batch), tuple(s.points))
+        return Crossover(float(s.knee.batch), tuple(s.points), s.knee)
 
 
 #: Rounds of the level sweep in each pass: three in all, each size's figure their median (five at one
@@ -409,10 +447,10 @@ class _Levels(Part):
 
     name = "levels"
 
-    def __init__(self):
-        if not params.levels():
+    def __init__(self, asked: bool = True):
+        if not asked or not params.levels():
             self.warnings, self.timer = [], None
-            self.stopped = Skipped("the level sweep is off (ROOFLINE_LEVELS=off)")
+            self.stopped = Skipped("the level sweep is off (ROOFLINE_LEVELS=off)" if asked else NOT_ASKED)
             return
         super().__init__(lambda: LevelRounds(kernel_names=(ROOF_KERNEL,)), optional=True)
 
@@ -433,24 +471,214 @@ class _Levels(Part):
 MODEL_ROOF_ROWS = 8
 
 
-def model_shapes(chosen: Mapping[str, tuple]) -> dict[str, tuple[list[tuple[int, int]], tuple[int, ...]]]:
-    """models.ModelDecode's layers as (k, out) weights (q, k and v, o, the MLP's gate and up, its down; not
-    the 1 GB output head) at each batch this run chose for it and :data:`MODEL_ROOF_ROWS`, in the dtype it
-    decodes in: the F.linear its bound's compute roof is timed at (none where the run chose no model batch,
-    as the live report)."""
-    batches = tuple(chosen.get("ROOFLINE_MODEL_BATCH", ()))
-    if not batches:
+def model_linear(
+    shape: ModelShape, dtype: str, batches: Sequence[int]
+) -> dict[str, tuple[list[tuple[int, int]], tuple[int, ...]]]:
+    """A model's layers as (k, out) weights (q, k and v, o, the MLP's gate and up, its down; not the output
+    head) at each of ``batches`` and :data:`MODEL_ROOF_ROWS`, in ``dtype``: the F.linear its bound's compute
+    roof is timed at (:class:`RoofAsk`'s ``linear``); none without batches or in a dtype F.linear is not timed in."""
+    if not batches or dtype not in LINEAR_DTYPES:
         return {}
-    batches = tuple(dict.fromkeys((*batches, MODEL_ROOF_ROWS)))
-    m = params.model_decode()
+    rows = tuple(dict.fromkeys((*batches, MODEL_ROOF_ROWS)))
+    m = shape
     q, kv = m.heads * m.head_dim, m.kv_heads * m.head_dim
     layers = [(m.hidden, q), (m.hidden, kv), (q, m.hidden), (m.hidden, m.intermediate), (m.intermediate, m.hidden)]
-    return {params.MODEL_DTYPE: (list(dict.fromkeys(layers)), batches)}
+    return {dtype: (list(dict.fromkeys(layers)), rows)}
+
+
+def model_shapes(chosen: Mapping[str, tuple]) -> dict[str, tuple[list[tuple[int, int]], tuple[int, ...]]]:
+    """models.ModelDecode's layers (:func:`model_linear`) at each batch this run chose for it, in the dtype it
+    decodes in (none where the run chose no model batch, as the live report)."""
+    batches = tuple(chosen.get("ROOFLINE_MODEL_BATCH", ()))
+    return model_linear(params.model_decode(), params.MODEL_DTYPE, batches) if batches else {}
 
 
 def roof_shapes(chosen: Mapping[str, tuple]) -> list[tuple[int, int]]:
     """The (n, batch) GEMMs the compute roof is timed at beside the square one (:func:`point_shapes`)."""
     return point_shapes([n for var in REGIME_N.values() for n in chosen.get(var, ())], chosen.get("ROOFLINE_BATCH", ()))
+
+
+class _CudaCeilings(Part):
+    """A GPU's ceilings in rounds (:class:`~roofline.measure.cuda_ceilings.CudaCeilingRounds`): the device copy
+    and a square GEMM per dtype, each roof its fastest round's median: a
+    :class:`~roofline.measure.ceilings.Ceilings`. BackendUnavailable where torch-cuda cannot run here."""
+
+    name = "ceilings"
+
+    def __init__(self, dtypes: Sequence[str], gemm_n: int | None):
+        super().__init__(lambda: CudaCeilingRounds(tuple(dtypes), gemm_n or GPU_GEMM_N))
+
+    def turn(self) -> None:
+        self._time()
+
+    def figures(self, timer):
+        return timer.ceilings()
+
+
+#: The backends :func:`measure_roofs` measures: this CPU through numpy and torch, or a CUDA GPU through torch.
+ROOF_BACKENDS = ("cpu", "torch-cuda")
+
+
+@dataclass(frozen=True)
+class RoofAsk:
+    """Which of this machine's roofs :func:`measure_roofs` measures, and at what.
+
+    ``kinds``: the bandwidth kernels (with ``read``: the DRAM roof is the fastest honest read kernel, ``read``
+    or a batch-1 GEMV of ``gemv``, :func:`~roofline.measure.ceilings.read_roof`); ``dtypes``: numpy's GEMM
+    ceilings, each also timed at ``shapes`` ((n, batch) of decode points), square at ``gemm_n`` (None: the
+    sizes :func:`~roofline.measure.ceilings.climb` keeps); ``compute``: the torch dtypes whose compute roofs are
+    timed, and ``linear`` a model's layers timed as F.linear (:func:`model_linear`); ``levels``: the memory
+    levels' working-set sweep; ``referee``: likwid-bench beside each roof. ``backend`` "torch-cuda": a GPU's
+    ceilings instead (copy bandwidth, a GEMM in each of ``gpu_dtypes``), nothing else.
+    """
+
+    kinds: tuple[str, ...] = tuple(ARRAYS_MOVED)
+    dtypes: tuple[str, ...] = ("float32", "float64")
+    gemm_n: int | None = None
+    shapes: tuple[tuple[int, int], ...] = ()
+    gemv: tuple[int, ...] = ()
+    compute: tuple[str, ...] = ()
+    linear: Mapping[str, tuple[list, tuple[int, ...]]] = field(default_factory=dict)
+    levels: bool = False
+    referee: bool = False
+    backend: str = "cpu"
+    gpu_dtypes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.backend not in ROOF_BACKENDS:
+            raise BadInput(f"unknown roof backend {self.backend!r} (use {', '.join(ROOF_BACKENDS)})")
+
+
+def run_ask(chosen: Mapping[str, tuple], gemm_n: int | None) -> RoofAsk:
+    """The roofs an asv run measures (:func:`measure_run`): every one, at the sizes of its chosen points."""
+    return RoofAsk(
+        gemm_n=gemm_n,
+        shapes=tuple(roof_shapes(chosen)),
+        gemv=tuple(chosen.get("ROOFLINE_N", ())),
+        compute=TORCH_DTYPES,
+        linear=model_shapes(chosen),
+        levels=True,
+        referee=True,
+    )
+
+
+@dataclass(frozen=True)
+class MachineRoofs:
+    """This machine's roofs as :func:`measure_roofs` measured them, each part an
+    :data:`~roofline.outcome.Outcome` as :class:`RunState`'s: ``ceilings`` (:class:`RunRoofs` on the CPU, a
+    :class:`~roofline.measure.ceilings.Ceilings` on a GPU), ``compute``, ``levels``, ``referees``."""
+
+    ceilings: Outcome
+    compute: Outcome = Skipped(NOT_ASKED)
+    levels: Outcome = Skipped(NOT_ASKED)
+    referees: Outcome = Skipped(NOT_ASKED)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def hardware(self) -> Hardware | None:
+        """The roofs as one Hardware: the DRAM roof and every compute roof (numpy's GEMMs, each the faster of it
+        and its referee; torch's dtypes), with this machine's RAM as memory (a GPU's: its own); None without
+        a DRAM roof and a compute roof."""
+        if not self.ceilings.ok:
+            return None
+        c = self.ceilings.value
+        if not isinstance(c, RunRoofs):
+            return c.hardware
+        name = platform.node() or "this machine"
+        source = f"measured on {name}: read bandwidth, the fastest GEMM ({blas_summary()}); memory: total RAM"
+        hw = roofs(c.bandwidth_gbps, c.peak_gflops, self.referees.value if self.referees.ok else {}, source)
+        return None if hw is None else replace(with_compute(hw, self.compute), memory_bytes=host.total_memory_bytes())
+
+    def require(self) -> Hardware:
+        """:attr:`hardware`, or what stopped it raised (KernelMismatch: failed; BackendUnavailable: skipped)."""
+        self.ceilings.get()
+        hw = self.hardware
+        if hw is None:
+            raise KernelMismatch("the ceilings gave no DRAM roof and compute roof")
+        return hw
+
+
+class RoofRounds:
+    """The roof parts of a run (:class:`RoofAsk`): the ceilings (CPU or GPU), their referee, the torch dtypes'
+    compute roofs, the level sweep, each a :class:`Part` that times one round a turn. :func:`measure_run` times
+    them between its points and its sweep; :func:`measure_roofs` alone; an engine's run (:meth:`turn`) between
+    its own rounds."""
+
+    def __init__(self, ask: RoofAsk):
+        if ask.backend == "torch-cuda":
+            self.ceilings: Part = _CudaCeilings(ask.gpu_dtypes, ask.gemm_n)
+        else:
+            self.ceilings = _Ceilings(ask.gemm_n, ask.shapes, ask.gemv, ask.kinds, ask.dtypes)
+        cpu = ask.backend == "cpu"
+        self.referee = _Referee(cpu and ask.referee)
+        self.compute = _Compute(ask.gemm_n, ask.linear if cpu else None, ask.compute if cpu else ())
+        self.levels = _Levels(cpu and ask.levels)
+        self.rounds = 0
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        return (self.ceilings, self.referee, self.compute, self.levels)
+
+    def turn(self) -> None:
+        """One pass over the parts (:func:`_turns`), each once the last turn's BLAS workers are asleep."""
+        for _label, turn in _turns(self, self.rounds):
+            settle()
+            turn()
+        self.rounds += 1
+
+    def hardware_now(self) -> Hardware:
+        """The Hardware of the ceilings' rounds timed so far, the parts kept for more; what stopped them raised
+        (BadInput before the first round)."""
+        timer = self.ceilings.timer
+        if timer is None:
+            (self.ceilings.stopped or Failed("never measured")).get()
+        return timer.ceilings().hardware
+
+    def result(self) -> MachineRoofs:
+        """Every part's rounds pooled (their operands go)."""
+        got = {part.name: part.outcome() for part in reversed(self.parts)}
+        warnings = tuple(w for part in self.parts for w in part.warnings)
+        return MachineRoofs(got["ceilings"], got["compute"], got["levels"], got["referees"], warnings)
+
+    def close(self) -> None:
+        for part in self.parts:
+            part.close()
+
+
+def measure_roofs(ask: RoofAsk | None = None, progress: Callable[..., Any] | None = None) -> MachineRoofs:
+    """This machine's roofs, the one way every command measures them: the parts ``ask`` names (default: the
+    CPU's ceilings), in :func:`passes` rounds (:func:`_passes`, as :func:`measure_run` times them), each roof its
+    fastest round's median of the fastest honest kernel (:attr:`~roofline.measure.ceilings.Bandwidth.roof`,
+    :func:`~roofline.measure.ceilings.read_roof`, :func:`~roofline.measure.ceilings.fastest_gemms`).
+    ``progress``: as :func:`measure_run`'s. The contention watch is the caller's
+    (:func:`~roofline.measure.contention.watched`)."""
+    rounds = RoofRounds(ask or RoofAsk())
+    try:
+        _passes([_turns(rounds, i) for i in range(passes())], progress)
+        return rounds.result()
+    finally:
+        rounds.close()
+
+
+def engine_roofs(gemm_n: int | None) -> RoofRounds:
+    """The roofs an engine's run times in its own rounds where no run of its asv run left them
+    (:func:`~roofline.measure.engine_decode.measure_engine_decode`): the DRAM roof (the read kernel) and the fp32
+    GEMM ceiling (at ``gemm_n``), a turn of them per engine round."""
+    return RoofRounds(RoofAsk(kinds=(CEILING_KERNEL,), dtypes=(SUITE.numpy,), gemm_n=gemm_n))
+
+
+def model_roofs(shape: ModelShape, dtype: str, batches: Sequence[int]) -> MachineRoofs:
+    """The roofs a real model's bound divides by, measured here and now (:func:`measure_roofs`): the DRAM roof
+    (the read kernel), numpy's fp32 GEMM ceiling and the model's own layers as F.linear in ``dtype`` at its
+    ``batches`` (:func:`model_linear`), the compute roof the run times for models.ModelDecode. ``roofline decode
+    --measure`` and models.ModelDecode where no run of its asv run left its roofs."""
+    ask = RoofAsk(
+        kinds=(CEILING_KERNEL,),
+        dtypes=(SUITE.numpy,),
+        gemm_n=params.gemm_n(),
+        linear=model_linear(shape, dtype, batches),
+    )
+    return measure_roofs(ask)
 
 
 def _steps(chosen: Mapping[str, tuple], grid: Mapping[str, Sequence[int]]) -> tuple[dict, dict]:
@@ -547,28 +775,33 @@ def measure_run(
 REFEREE_PASS = 1
 
 
-def _turns(timed, ceilings, referee, compute, sweeping, levels, i: int) -> tuple[tuple[str, Callable[[], None]], ...]:
+Turns = tuple[tuple[str, Callable[[], None]], ...]
+
+
+def _turns(roofs: RoofRounds, i: int, timed: Part | None = None, sweeping: Part | None = None) -> Turns:
     """Pass ``i`` over the parts: the ceilings (their read kernels first) right after the points, since this
     machine's DRAM moves within seconds; each referee right beside the parts it referees: DRAM's after the
     ceilings (whose read kernels make the DRAM roof) and the FMA peaks' after it, every pass, the caches'
-    after the levels, in :data:`REFEREE_PASS` only."""
+    after the levels, in :data:`REFEREE_PASS` only. A run without points or a sweep (:func:`measure_roofs`)
+    times its roofs in the same order."""
     others = i == REFEREE_PASS
-    return (
-        ("points", timed.turn),
-        ("ceilings", ceilings.turn),
+    referee = roofs.referee
+    turns = (
+        ("points", timed.turn if timed is not None else None),
+        ("ceilings", roofs.ceilings.turn),
         ("DRAM referee", referee.turn_of(referee.dram)),
         ("peak referee", referee.turn_of(referee.peaks)),
-        ("compute roofs", compute.turn),
-        ("crossover sweep", sweeping.turn),
-        ("level sweep", levels.turn),
+        ("compute roofs", roofs.compute.turn),
+        ("crossover sweep", sweeping.turn if sweeping is not None else None),
+        ("level sweep", roofs.levels.turn),
         *((("cache referees", referee.turn_of(referee.caches)),) if others else ()),
     )
+    return tuple((label, turn) for label, turn in turns if turn is not None)
 
 
-def _passes(parts, progress: Callable[..., Any] | None) -> None:
-    """Every part's turns, :func:`passes` times (:func:`_turns`), each once the last turn's BLAS workers are
-    asleep (they would spin beside this one's threads)."""
-    every = [_turns(*parts, i) for i in range(passes())]
+def _passes(every: Sequence[Turns], progress: Callable[..., Any] | None) -> None:
+    """Each pass's turns (:func:`_turns`), each once the last turn's BLAS workers are asleep (they would spin
+    beside this one's threads)."""
     bar = progress(total=sum(map(len, every))) if progress else None
     try:
         for i, turns in enumerate(every):
@@ -587,12 +820,10 @@ def _passes(parts, progress: Callable[..., Any] | None) -> None:
 def _measure(chosen, grid, sweep, gemm_n: int | None, llc: tuple[int, str], watch: Watch, progress=None) -> dict:
     watch.start()
     steps, points = _steps(chosen, grid)
-    timed, ceilings = _Points(steps), _Ceilings(gemm_n, roof_shapes(chosen), chosen.get("ROOFLINE_N", ()))
-    sweeping = _Sweep(*sweep)
-    referee, compute, levels = _Referee(), _Compute(gemm_n, model_shapes(chosen)), _Levels()
-    parts = (timed, ceilings, referee, compute, sweeping, levels)
+    timed, machine, sweeping = _Points(steps), RoofRounds(run_ask(chosen, gemm_n)), _Sweep(*sweep)
+    parts = (timed, machine.ceilings, machine.referee, machine.compute, sweeping, machine.levels)
     try:
-        _passes(parts, progress)
+        _passes([_turns(machine, i, timed, sweeping) for i in range(passes())], progress)
         state: dict = {part.name: part.outcome() for part in reversed(parts)}
     finally:
         for part in parts:
