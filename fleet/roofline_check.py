@@ -32,7 +32,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
 from roofline.errors import BadInput
-from roofline.suite import fleet
+from roofline.suite import reframe_jobs as jobs
 from roofline.suite.merge import merge
 from roofline.suite.results import read_results
 
@@ -72,11 +72,11 @@ class RooflineSuite(rfm.RunOnlyRegressionTest):
 
     @run_after("init")
     def load_references(self):
-        self.reference = fleet.load_references(self.references_file)
+        self.reference = jobs.load_references(self.references_file)
 
     @property
     def machine(self) -> str:
-        return fleet.machine_name(self.current_system.name, self.current_partition.name)
+        return jobs.machine_name(self.current_system.name, self.current_partition.name)
 
     @property
     def gpu(self) -> bool:
@@ -86,14 +86,14 @@ class RooflineSuite(rfm.RunOnlyRegressionTest):
     def prepare_job(self):
         extras = self.current_partition.extras
         root = str(extras.get("roofline_root", ROOT))
-        conf = fleet.job_asv_config(_load_asv_config(), root)
+        conf = jobs.job_asv_config(_load_asv_config(), root)
         Path(self.stagedir, "asv.conf.json").write_text(json.dumps(conf, indent=4))
         self.executable = str(extras.get("roofline_python", sys.executable))
         self.executable_opts = ["-m", "roofline", "bench", "--python-same", "--machine", self.machine]
         self.executable_opts += ["--results", "results", "--html", "html"]
         if self.allow_busy:
             self.executable_opts.append("--allow-busy")
-        regex = fleet.bench_regex(self.bench or None, self.gpu)
+        regex = jobs.bench_regex(self.bench or None, self.gpu)
         if regex:
             self.executable_opts += ["--bench", shlex.quote(regex)]
         # roofline bench asks git for the commit from the stage folder: point git at the checkout
@@ -123,7 +123,7 @@ class RooflineSuite(rfm.RunOnlyRegressionTest):
 
     def _figures(self) -> list:
         results = read_results(Path(self.stagedir, "results"))
-        return fleet.fleet_figures(results, self.machine, self.gpu, self.bw_batch, self.flops_batch, self.gpu_dtype)
+        return jobs.fleet_figures(results, self.machine, self.gpu, self.bw_batch, self.flops_batch, self.gpu_dtype)
 
     @sanity_function
     def suite_ran_and_merged(self):

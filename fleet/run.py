@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from asv.util import load_json
 
-    from roofline.suite.fleet import publish_asv_config
+    from roofline.suite.reframe_jobs import publish_asv_config
 
     conf = publish_asv_config(load_json(str(ROOT / "asv.conf.json"), js_comments=True), ROOT, results, html)
     (out / "asv.conf.json").write_text(json.dumps(conf, indent=4))
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     if compare.stderr:
         print(compare.stderr.rstrip(), file=sys.stderr)
     if args.draft_references is not None:
-        from roofline.suite.fleet import draft_references
+        from roofline.suite.reframe_jobs import draft_references
         from roofline.suite.results import read_results
 
         with args.draft_references.open("x") as f:

@@ -12,7 +12,7 @@ from a later one (tests/test_layers.py reads this table; the README points here)
     suite      the asv side: params, harness (what benchmarks call), run (and measure_roofs, the one way this
                machine's roofs are measured), gpu (a GPU's run), live (the live report's run), names,
                preflight, machine file, asv files (the one reader and writer of asv's results folder), results,
-               merge, gallery, fleet (the ReFrame check's side), offline HTML
+               merge, gallery, reframe_jobs (what the fleet's ReFrame jobs need), offline HTML
     report     answers for people, rendered from typed results: cpu (the report), from_run, from_results, summary
                (one machine's run), gpu, compare (costs, its page), gate, plot, page, llm_estimate, specs
     asv_driver, bench, regress, publish, asv_plugin, cli, __main__  the commands (cli: a module per command), the

@@ -34,6 +34,7 @@ from .interrupt import signals_raise
 from .suite.asv_files import MachineFolder, ResultsFolder
 from .suite.notes import NOTES_VARIABLE, read_notes
 from .suite.preflight import preflight
+from .suite.results import GALLERY
 
 #: asv's ``rounds`` and ``repeat`` for the ``time_`` twins of a ``make bench`` run: one round of 5 to 8
 #: samples of ≥ 0.1 s (5 where a step lasts longer). In the suite's three rounds of 10 to 20 (for ``roofline
@@ -100,7 +101,7 @@ def run_bench(
             folder = results / machine
             status, after = _run(
                 results, html, machine, commit, same_python, bench, stage, allow_busy, requirements,
-                gallery or publish.DEFAULT_GALLERY, before,
+                gallery or GALLERY, before,
             )  # fmt: skip
             if gallery is not None:
                 stage[0] = "adding the run to the gallery"

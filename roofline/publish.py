@@ -23,7 +23,7 @@ from .report.page import PICTURE
 from .suite import asv_files
 from .suite.asv_files import ResultsFolder
 from .suite.notes import Note
-from .suite.results import Results, read_results, results_of
+from .suite.results import GALLERY, Results, read_results, results_of
 
 #: The results folder as a command read it once: its results, or why it holds none (:func:`read`).
 Read = Results | BadInput
@@ -31,10 +31,6 @@ Read = Results | BadInput
 #: Set by ``roofline bench`` for the ``asv publish`` it runs: it finishes the page itself, with the run's own
 #: report, so the asv plugin leaves the folder as asv wrote it.
 BY_VARIABLE = "ROOFLINE_PUBLISH_BY"
-
-#: The gallery in a checkout (examples/results): make bench's comparison page sets this machine beside it.
-DEFAULT_GALLERY = Path("examples/results")
-
 
 def read(results: Path | ResultsFolder) -> Read:
     """The results folder (a path, or the files :func:`~roofline.suite.asv_files.load` read already) as the
@@ -152,7 +148,7 @@ def last_recorded(results: ResultsFolder) -> tuple[str | None, str | None]:
     return (last.path.parent.name, last.commit) if last is not None else (None, None)
 
 
-def finish(html: Path, results: Path, gallery: Path = DEFAULT_GALLERY) -> int:
+def finish(html: Path, results: Path, gallery: Path = GALLERY) -> int:
     """Make a folder ``asv publish`` just wrote roofline's page (see the module); 0, or 1 where asv's page could
     not be made to work offline (the rest is then left as asv wrote it). The report and the landing page are
     of the run last recorded; the results folder is read once for all of them."""

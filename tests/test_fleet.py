@@ -1,4 +1,4 @@
-"""The fleet: roofline.suite.fleet's pieces, then ReFrame running the check on the local two-partition
+"""The fleet: roofline.suite.reframe_jobs's pieces, then ReFrame running the check on the local two-partition
 configuration for real, `roofline merge` on the jobs' shards, asv publish and roofline compare.
 
 The end-to-end part copies this working tree into a throwaway git repository and runs
@@ -20,7 +20,7 @@ import pytest
 
 from roofline.cli import main
 from roofline.errors import BadInput
-from roofline.suite import fleet
+from roofline.suite import reframe_jobs as jobs
 from roofline.suite.results import read_results
 
 from .asv_fixtures import SUITE, full_values, snapshot, write_benchmarks, write_machine, write_run
@@ -30,14 +30,14 @@ ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"
 MACHINES = ["local.cpu", "local.cpu1"]
 
-# ---- roofline.suite.fleet ----------------------------------------------------------------------------
+# ---- roofline.suite.reframe_jobs ----------------------------------------------------------------------------
 
 
 def test_machine_names_are_unambiguous():
-    assert fleet.machine_name("local", "cpu") == "local.cpu"
-    assert fleet.machine_name("a-b", "c") != fleet.machine_name("a", "b-c")  # '-' is in ReFrame names, '.' is not
+    assert jobs.machine_name("local", "cpu") == "local.cpu"
+    assert jobs.machine_name("a-b", "c") != jobs.machine_name("a", "b-c")  # '-' is in ReFrame names, '.' is not
     with pytest.raises(BadInput):
-        fleet.machine_name("local", "cpu.1")
+        jobs.machine_name("local", "cpu.1")
 
 
 ASV_NAMES = [  # what asv's --bench regex is searched in: name(params)
@@ -53,18 +53,18 @@ def selected(regex):
 
 
 def test_cpu_partitions_leave_the_cuda_class_out_and_gpu_partitions_add_it():
-    assert selected(fleet.bench_regex(None, gpu=False)) == [n.split("(")[0] for n in ASV_NAMES[1:]]
-    assert selected(fleet.bench_regex(None, gpu=True)) == [n.split("(")[0] for n in ASV_NAMES]
-    assert selected(fleet.bench_regex("DecodeDRAM|Crossover", gpu=False)) == [
+    assert selected(jobs.bench_regex(None, gpu=False)) == [n.split("(")[0] for n in ASV_NAMES[1:]]
+    assert selected(jobs.bench_regex(None, gpu=True)) == [n.split("(")[0] for n in ASV_NAMES]
+    assert selected(jobs.bench_regex("DecodeDRAM|Crossover", gpu=False)) == [
         "decode.DecodeDRAM.track_gflops",
         "crossover.Crossover.track_observed_crossover_batch",
     ]
-    assert selected(fleet.bench_regex("Crossover", gpu=True)) == [
+    assert selected(jobs.bench_regex("Crossover", gpu=True)) == [
         "backends.CudaDecode.track_gflops",
         "crossover.Crossover.track_observed_crossover_batch",
     ]
     with pytest.raises(BadInput):
-        fleet.bench_regex("(", gpu=False)
+        jobs.bench_regex("(", gpu=False)
 
 
 CUDA = "backends.CudaDecode"
@@ -104,41 +104,41 @@ def test_figures_for_the_gate(tmp_path):
     # order: dtype (fp32, bf16) × n (8192, 16384) × batch (1, 512)
     cuda = [1.0, 2.0, 3.0, 4.0, 100.0, 900.0, 120.0, 990.0]
     res = read_results(gpu_results(tmp_path, cuda))
-    figs = {f.name: f for f in fleet.fleet_figures(res, "cluster.gpu", gpu=True)}
+    figs = {f.name: f for f in jobs.fleet_figures(res, "cluster.gpu", gpu=True)}
     assert figs["batch1_gbps"].value == 21.0 and "n=1024" in figs["batch1_gbps"].note  # the largest n
     assert figs["batch512_gflops"].value == 200.0 and "n=256" in figs["batch512_gflops"].note  # largest n measured
     assert figs["bandwidth_roof_gbps"].value == 30.0  # the add kernel, the roof
     assert figs["observed_crossover"].value == 24.0
     assert figs["gpu_batch1_gbps"].value == 120.0 and figs["gpu_batch512_gflops"].value == 990.0  # bf16, n=16384
-    assert [f.unit for f in figs.values()] == list(fleet.FIGURES.values())
-    cpu = fleet.fleet_figures(res, "cluster.gpu", gpu=False)
+    assert [f.unit for f in figs.values()] == list(jobs.FIGURES.values())
+    cpu = jobs.fleet_figures(res, "cluster.gpu", gpu=False)
     assert [f.name for f in cpu] == ["batch1_gbps", "batch512_gflops", "bandwidth_roof_gbps", "observed_crossover"]
 
 
 def test_a_gpu_figure_that_ran_without_a_value_is_na_not_left_out(tmp_path):
     res = read_results(gpu_results(tmp_path, [float("nan")] * 8))  # skipped: no CUDA there
-    figs = {f.name: f for f in fleet.fleet_figures(res, "cluster.gpu", gpu=True)}
+    figs = {f.name: f for f in jobs.fleet_figures(res, "cluster.gpu", gpu=True)}
     assert figs["gpu_batch1_gbps"].value is None and figs["gpu_batch1_gbps"].ran  # the check's sanity fails on it
-    assert figs["gpu_batch1_gbps"].note == fleet.NOT_MEASURED
+    assert figs["gpu_batch1_gbps"].note == jobs.NOT_MEASURED
     with pytest.raises(BadInput):
-        fleet.fleet_figures(res, "nobody")
+        jobs.fleet_figures(res, "nobody")
 
 
 def test_a_figure_whose_benchmark_did_not_run_is_left_out(tmp_path):
     write_benchmarks(tmp_path)
     write_machine(tmp_path, "m")
     write_run(tmp_path, "m", "a" * 40, {"decode.DecodeDRAM.track_gflops": [1.0, 2.0]})
-    figs = {f.name: f for f in fleet.fleet_figures(read_results(tmp_path), "m", flops_batch=8)}
+    figs = {f.name: f for f in jobs.fleet_figures(read_results(tmp_path), "m", flops_batch=8)}
     assert figs["batch512_gflops"].value == 2.0
     assert not figs["observed_crossover"].ran and not figs["batch1_gbps"].ran
 
 
 def test_the_shipped_references_load():
-    refs = fleet.load_references(ROOT / "fleet" / "references.toml")
+    refs = jobs.load_references(ROOT / "fleet" / "references.toml")
     for selector, figures in refs.items():
         assert re.fullmatch(r"\w+:[\w*-]+|\*", selector)
         for name, (value, *_, unit) in figures.items():
-            assert value > 0 and unit == fleet.FIGURES[name]
+            assert value > 0 and unit == jobs.FIGURES[name]
 
 
 @pytest.mark.parametrize(
@@ -158,27 +158,27 @@ def test_bad_references_are_one_line(tmp_path, text, problem):
     path = tmp_path / "refs.toml"
     path.write_text(text)
     with pytest.raises(BadInput, match=re.escape(problem)):
-        fleet.load_references(path)
+        jobs.load_references(path)
 
 
 def test_references_become_reframes_tuples(tmp_path):
     path = tmp_path / "refs.toml"
     path.write_text('["local:*"]\nbatch1_gbps = { value = 20, lower = -0.5 }\n')
-    assert fleet.load_references(path) == {"local:*": {"batch1_gbps": (20.0, -0.5, None, "GB/s")}}
+    assert jobs.load_references(path) == {"local:*": {"batch1_gbps": (20.0, -0.5, None, "GB/s")}}
 
 
 def test_references_drafted_from_measured_figures_load_back(tmp_path):
     res = read_results(gpu_results(tmp_path / "r", [1.0, 2.0, 3.0, 4.0, 100.0, 900.0, 120.0, 990.0]))
     draft = tmp_path / "draft.toml"
-    draft.write_text(fleet.draft_references(res))
-    refs = fleet.load_references(draft)
+    draft.write_text(jobs.draft_references(res))
+    refs = jobs.load_references(draft)
     assert refs["cluster:gpu"]["gpu_batch512_gflops"] == (990.0, -0.5, None, "GFLOP/s")
     assert refs["cluster:gpu"]["observed_crossover"] == (24.0, -0.5, 1.0, "batch")  # no better direction
     assert refs["cluster:gpu"]["batch1_gbps"][0] == 21.0
 
 
 def test_a_job_runs_the_checkouts_suite_into_its_own_folder():
-    conf = fleet.job_asv_config({"repo": ".", "benchmark_dir": "benchmarks", "results_dir": ".asv/results"}, "/co")
+    conf = jobs.job_asv_config({"repo": ".", "benchmark_dir": "benchmarks", "results_dir": ".asv/results"}, "/co")
     assert conf["repo"] == "/co" and conf["benchmark_dir"] == "/co/benchmarks" and conf["results_dir"] == "results"
 
 
@@ -284,7 +284,7 @@ def test_reframe_ran_both_partitions_and_its_gate_judged_them(local_fleet):
         assert len(re.findall(rf"^P: {figure}: {value} ", gate, re.M)) == 2, gate
     assert re.search(rf"^P: batch1_gbps: {value} GB/s \(r:1e-06, l:-0.5, u:None\)", gate, re.M), gate  # cpu passed
     assert re.search(rf"Reason: performance error: .*batch1_gbps={value} GB/s, expected 1000000", gate), gate
-    drafted = fleet.load_references(local_fleet["draft"])  # the figures measured, ready to review and gate on
+    drafted = jobs.load_references(local_fleet["draft"])  # the figures measured, ready to review and gate on
     assert sorted(drafted) == ["local:cpu", "local:cpu1"] and len(drafted["local:cpu"]) == 4
 
 
@@ -300,7 +300,7 @@ def test_each_partition_is_its_own_machine(local_fleet):
     for m in merged.machines.values():
         run_ = m.run(m.latest())
         assert run_.value("decode.DecodeDRAM.track_gflops", n=256, batch=512) > 0
-        assert not [b for b in run_.benchmarks() if b.startswith(fleet.CUDA_CLASS)]  # CPU partitions: no CUDA class
+        assert not [b for b in run_.benchmarks() if b.startswith(jobs.CUDA_CLASS)]  # CPU partitions: no CUDA class
 
 
 @pytest.mark.e2e
@@ -425,7 +425,7 @@ def test_the_untested_configurations_load_and_generate_jobs(tmp_path, config, sy
     scripts = {p.parts[-4]: p.read_text() for p in (tmp_path / "rfm").rglob("rfm_job.sh")}
     assert sorted(scripts) == sorted(partitions)
     for partition, script in scripts.items():
-        machine = fleet.machine_name(system, partition)
+        machine = jobs.machine_name(system, partition)
         assert f"-m roofline bench --python-same --machine {machine} " in script
         assert "rev-parse --absolute-git-dir" in script
     if config == "slurm":

@@ -22,7 +22,7 @@ from ..model.llm import (
 from ..model.llm_estimate import DecodeSetup, Interconnect, check_inputs, estimate, lookup_interconnect, require_fits
 from ..outcome import Skipped
 from ..report.llm_estimate import (
-    LOCAL,
+    Roofs,
     check_fits,
     check_roofs,
     engine_dict,
@@ -33,7 +33,6 @@ from ..report.llm_estimate import (
     measured_dict,
     predict,
     resolve_roofs,
-    watch_note,
 )
 from ..suite import params
 from .common import COMPUTE_DTYPES, emit_json, int_list, non_negative_float, positive_float, positive_int
@@ -187,9 +186,11 @@ def run_decode(args: argparse.Namespace) -> int:
         return _run_engine_decode(args, base, model, flags, engine_formats)
     if args.measure:
         return _run_measured_decode(args, base, model, flags)
+    from ..suite.live import is_local, local_hardware
+
     check_inputs(model, **flags)  # before measuring the local machine
     measured: list[str] = []
-    roofs = resolve_roofs(args.hardware, measured, args.results)
+    roofs = Roofs(local_hardware(measured)) if is_local(args.hardware) else resolve_roofs(args.hardware, args.results)
     check_roofs(roofs, str(flags["dtype"]), args.compute_dtype)
     setup = DecodeSetup(model, roofs.hardware, compute_dtype=args.compute_dtype, **flags)
     check_fits(setup, roofs)
@@ -209,6 +210,14 @@ def run_decode(args: argparse.Namespace) -> int:
     return 0
 
 
+def _require_local(args: argparse.Namespace) -> None:
+    """--measure decodes here: BadInput unless --hardware names this machine."""
+    from ..suite.live import LOCAL, is_local
+
+    if not is_local(args.hardware):
+        raise BadInput(f"--measure decodes on this machine: give --hardware {LOCAL}, not {args.hardware!r}")
+
+
 #: Tokens prefilled before the timed decode steps of --measure when --context is not given (a CPU prefills slowly).
 MEASURE_CONTEXT = 256
 
@@ -219,9 +228,9 @@ def _run_measured_decode(args: argparse.Namespace, base, model, flags: dict[str,
     from ..measure.llm_build import MODEL_DTYPES, import_transformers
     from ..measure.llm_decode import hold_against_bound, measure_model_decode
     from ..suite import run as run_
+    from ..suite.live import watch_note
 
-    if args.hardware.strip().lower() != LOCAL:
-        raise BadInput(f"--measure decodes on this machine: give --hardware {LOCAL}, not {args.hardware!r}")
+    _require_local(args)
     if flags["dtype"] not in MODEL_DTYPES or args.quant is not None:
         raise BadInput(f"--measure runs the model in {', '.join(MODEL_DTYPES)}, not {flags['dtype']}")
     if flags["tp"] != 1:
@@ -286,8 +295,7 @@ def _run_engine_decode(args: argparse.Namespace, base, model, flags: dict[str, o
 
     if not args.measure:
         raise BadInput("--engine decodes on this machine: give it with --measure")
-    if args.hardware.strip().lower() != LOCAL:
-        raise BadInput(f"--measure decodes on this machine: give --hardware {LOCAL}, not {args.hardware!r}")
+    _require_local(args)
     if flags["tp"] != 1:
         raise BadInput("--measure runs on one device: --tp must be 1")
     if args.prompt is not None:

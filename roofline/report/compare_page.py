@@ -20,7 +20,7 @@ from ..errors import BadInput
 from ..files import atomic_write
 from ..suite.offline_html import asv_page
 from .compare import CHANGED, Comparison, Row, cell_text, direction_mark, legend
-from .plot import DPI, _pyplot, _save, plot_overlay  # the one picture of several machines, compare --plot's
+from .plot import DPI, plot_overlay, pyplot, save_figure  # the one picture of several machines, compare --plot's
 
 PAGE = "compare.html"
 PICTURE = "compare.svg"
@@ -125,7 +125,7 @@ def draw_decode(cmp: Comparison):
     q = cmp.question
     if q is None:
         raise BadInput("no model asked: compare --model draws the decode picture")
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 6.4), dpi=DPI)
     measured = cmp.measured
     for s in cmp.machines:
@@ -159,7 +159,7 @@ def _pictures(cmp: Comparison, folder: Path) -> tuple[str | None, str | None, st
         plot_overlay(cmp.measured, folder / PICTURE)
         if cmp.question is None:
             return PICTURE, None, ""
-        _save(draw_decode(cmp), folder / DECODE_PICTURE)
+        save_figure(draw_decode(cmp), folder / DECODE_PICTURE)
         return PICTURE, DECODE_PICTURE, ""
     except BadInput as exc:  # matplotlib missing: the table alone, saying why
         return None, None, f"No picture: {exc}"

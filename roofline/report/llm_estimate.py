@@ -14,6 +14,7 @@ from ..model.hardware import Hardware
 from ..model.llm import natural_compute
 from ..model.llm_estimate import BOUND_SLACK, DecodeEstimate, DecodeSetup, estimate, require_fits, size_text
 from ..outcome import Skipped
+from ..suite.results import GALLERY, read_results
 from ..units import sig
 
 if TYPE_CHECKING:
@@ -21,26 +22,6 @@ if TYPE_CHECKING:
     from ..measure.llm_decode import MeasuredRow, ModelDecodeRun
     from .summary import MachineSummary
 
-#: The --hardware value that means "the ceilings measured on this machine".
-LOCAL = "local"
-#: Where --hardware NAME finds a gallery machine when no --results folder is given (a checkout's gallery).
-GALLERY = Path("examples/results")
-
-
-def watch_note(watch) -> list[str]:
-    """What a measurement under :func:`~roofline.measure.contention.watched` says of itself: the threads it
-    left to others, and whether it was contended (then its figures are not this machine's)."""
-    reasons = watch.conditions.reasons() if watch.conditions is not None else []
-    if reasons:
-        return [f"measured under contention: {'; '.join(reasons)}: these roofs are not this machine's"]
-    if watch.threads < watch.cores:
-        return [f"the BLAS ran on {watch.threads} of {watch.cores} threads, the cores others left"]
-    return []
-
-
-def resolve_hardware(name: str, notes: list[str] | None = None, results: Path | None = None) -> Hardware:
-    """The hardware of :func:`resolve_roofs`."""
-    return resolve_roofs(name, notes, results).hardware
 
 
 @dataclass(frozen=True)
@@ -58,13 +39,10 @@ class Roofs:
     measured: bool = False
 
 
-def resolve_roofs(name: str, notes: list[str] | None = None, results: Path | None = None) -> Roofs:
-    """``local``: this machine's measured ceilings with its RAM as memory, under the run's contention watch
-    (what it says of itself goes to ``notes``); a machine of the gallery (``results``, default
-    :data:`GALLERY`): its recorded run's roofs (:func:`machine_roofs`); else the catalogue. BadInput naming
-    both lists when the name is in neither."""
-    if name.strip().lower() == LOCAL:
-        return Roofs(_local_hardware(notes))
+def resolve_roofs(name: str, results: Path | None = None) -> Roofs:
+    """A machine of the gallery (``results``, default :data:`~roofline.suite.results.GALLERY`): its recorded run's roofs
+    (:func:`machine_roofs`); else the catalogue. BadInput naming both lists when the name is in neither.
+    ``local`` (this machine measured now, :func:`roofline.suite.live.local_hardware`) is the command's to measure."""
     from ..model.catalogue import lookup
 
     gallery = _gallery_machines(results)
@@ -76,20 +54,6 @@ def resolve_roofs(name: str, notes: list[str] | None = None, results: Path | Non
         folder, machines = gallery
         also = f"; nor is it a machine of {folder} ({', '.join(machines)})" if machines else ""
         raise BadInput(f"{exc}{also}") from None
-
-
-def _local_hardware(notes: list[str] | None) -> Hardware:
-    """This machine's ceilings (:func:`~roofline.suite.run.measure_roofs`: the DRAM roof, numpy's GEMMs), under the
-    contention watch."""
-    from ..measure.contention import watched
-    from ..suite import params
-    from ..suite.run import RoofAsk, measure_roofs
-
-    with watched() as watch:
-        hw = measure_roofs(RoofAsk(gemm_n=params.gemm_n())).require()
-    if notes is not None:
-        notes += watch_note(watch)
-    return hw
 
 
 def _gallery_machines(results: Path | None) -> tuple[Path, list[str]]:
@@ -104,7 +68,6 @@ def _gallery_machines(results: Path | None) -> tuple[Path, list[str]]:
 
 def gallery_roofs(name: str, results: Path) -> Roofs:
     """Machine ``name`` of the asv results folder ``results``, at its latest run, as :func:`machine_roofs`."""
-    from ..suite.results import read_results
     from .summary import summarize
 
     summaries, _ = summarize(read_results(results), [name])

@@ -46,7 +46,7 @@ ROOF_TEXT, POINT_TEXT = 9.0, 8.0
 ROOF_GID = "machine-roof"
 
 
-def _pyplot():
+def pyplot():
     try:
         import matplotlib
     except ImportError:
@@ -425,7 +425,7 @@ def _draw_reference(labels: _Labels, ax, hw: Hardware, machines: Sequence[tuple[
 
 
 def _figure(reference: Hardware | None):
-    plt = _pyplot()
+    plt = pyplot()
     if reference is None:
         fig, ax = plt.subplots(figsize=SIZE, dpi=DPI, layout="constrained")
         return fig, ax, None
@@ -499,8 +499,8 @@ def _machine_corners(drawn, xlim) -> list[tuple[float, float]]:
     return [(0.25, 0.25 * dram), (peak / dram, peak), (xlim[1], peak)]
 
 
-def _save(fig, path: Path) -> Path:
-    plt = _pyplot()
+def save_figure(fig, path: Path) -> Path:
+    plt = pyplot()
     try:
         with atomic_path(path) as tmp:
             fig.savefig(tmp, dpi=DPI, format=path.suffix.lower().lstrip("."))
@@ -517,7 +517,7 @@ def plot_report(
     """:func:`draw_report` written to ``path`` (.png or .svg)."""
     path = Path(path)
     check_plot_path(path)
-    return _save(draw_report(reports, title, reference), path)
+    return save_figure(draw_report(reports, title, reference), path)
 
 
 # ---- several machines: roofline compare --plot ---------------------------------------------------
@@ -627,4 +627,4 @@ def plot_overlay(summaries: list[MachineSummary], path: Path, reference: Hardwar
     """:func:`draw_overlay` written to ``path`` (format from its suffix)."""
     path = Path(path)
     check_plot_path(path)
-    return _save(draw_overlay(summaries, reference), path)
+    return save_figure(draw_overlay(summaries, reference), path)

@@ -14,11 +14,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..host import host_facts
+from ..measure import contention
 from ..measure.sweep import SWEEP_BATCHES, SWEEP_N
 from ..model.dtypes import SUITE
+from ..model.hardware import Hardware
+from . import params
+from . import run as run_
 from .harness import overhead_seconds
 from .machine_file import cpu_facts
-from .run import RunState, measure_run
+from .run import RoofAsk, RunState, measure_run
+
+#: The --hardware value that means "the ceilings measured on this machine".
+LOCAL = "local"
 
 
 @dataclass(frozen=True)
@@ -49,3 +56,28 @@ def measure_live(
     state = measure_run(chosen, chosen=chosen, sweep=(sweep_n, tuple(sweep_batches)), progress=progress)
     single, amortized = overhead_seconds("numpy", SUITE.name)
     return LiveRun(state, {**host_facts(), **cpu_facts()}, (amortized, single))
+
+
+def is_local(name: str) -> bool:
+    """Whether a --hardware value asks for this machine measured now (:data:`LOCAL`, any case)."""
+    return name.strip().lower() == LOCAL
+
+
+def watch_note(watch) -> list[str]:
+    """What a measurement under :func:`~roofline.measure.contention.watched` says of itself: the threads it
+    left to others, and whether it was contended (then its figures are not this machine's)."""
+    reasons = watch.conditions.reasons() if watch.conditions is not None else []
+    if reasons:
+        return [f"measured under contention: {'; '.join(reasons)}: these roofs are not this machine's"]
+    if watch.threads < watch.cores:
+        return [f"the BLAS ran on {watch.threads} of {watch.cores} threads, the cores others left"]
+    return []
+
+
+def local_hardware(notes: list[str]) -> Hardware:
+    """This machine's roofs now (:func:`~roofline.suite.run.measure_roofs`: the DRAM roof, numpy's GEMMs) with its
+    RAM as memory, under the contention watch; what the watch says of the run goes to ``notes``."""
+    with contention.watched() as watch:
+        hw = run_.measure_roofs(RoofAsk(gemm_n=params.gemm_n())).require()
+    notes += watch_note(watch)
+    return hw

@@ -93,6 +93,10 @@ class Benchmark:
     raw: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
 
+#: The gallery of a checkout: the machines make bench's comparison page sets this one beside, and where
+#: ``decode --hardware NAME`` finds a machine when no --results folder is given.
+GALLERY = Path("examples/results")
+
 #: asv's statistics columns of a result row (``stats_<name>``), kept per combination for the gate.
 STATS = ("ci_99_a", "ci_99_b", "q_25", "q_75", "number", "repeat")
 
