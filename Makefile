@@ -85,14 +85,16 @@ fleet: $(VENV)/.fleet-installed
 # runs in and no long measurement needs; then the e2e and slow tests. make test runs both.
 # Both tiers on TEST_WORKERS pytest-xdist workers; the e2e tier's tests that share a fixture on one, the longest
 # groups first (tests/conftest.py): its runs wait mostly on asv's processes, sleeps and timed minimums, and on one
-# worker this VM's 2 cores stood half idle. TEST_WORKERS=0: one process, as before.
+# worker this VM's 2 cores stood half idle. TEST_WORKERS=0: one process, as before. Then the `alone` e2e tests, one
+# process with nothing beside it: tests/test_slowdown.py's 2x is significant only when no neighbour halves its share.
 TEST_WORKERS ?= 2
 test-fast: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools fleet
 	$(BIN)/python -m pytest -p randomly -m "not e2e and not slow" -n $(TEST_WORKERS) --durations=5
 
 test: test-fast
-	$(BIN)/python -m pytest -p randomly -m "e2e or slow" -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=15
+	$(BIN)/python -m pytest -p randomly -m "(e2e or slow) and not alone" -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=15
+	$(BIN)/python -m pytest -p randomly -m "(e2e or slow) and alone" --durations=3
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check roofline benchmarks tests tools fleet

@@ -60,9 +60,9 @@ def pytest_runtest_makereport(item, call):
 
 
 #: The e2e groups that take longest, longest first (seconds of their tests and fixtures in a fresh-clone run on
-#: two workers: about 340, 260, 130, 130, 75); xdist hands groups out in this order, and the rest after them, so
+#: two workers: about 340, 260, 130, 75); xdist hands groups out in this order, and the rest after them, so
 #: that no long group starts last (the README's recipes, 260 s alone, once did: 591 s where 470 s would do).
-LONGEST_FIRST = ("made_bench", "tests.test_readme_recipes", "tests.test_slowdown", "tests.test_bench_faults")
+LONGEST_FIRST = ("made_bench", "tests.test_readme_recipes", "tests.test_bench_faults")
 
 
 def _group(item: pytest.Item) -> str | None:
@@ -71,12 +71,19 @@ def _group(item: pytest.Item) -> str | None:
     return "made_bench" if "made_bench" in getattr(item, "fixturenames", ()) else item.module.__name__
 
 
+def _marked(item: pytest.Item, *names: str) -> bool:
+    return any(item.get_closest_marker(name) is not None for name in names)
+
+
 @pytest.hookimpl(tryfirst=True)  # after pytest-randomly's shuffle, before xdist files each item under its group
 def pytest_collection_modifyitems(config, items):
     """Under xdist (``make test``'s e2e tier, ``--dist loadgroup --no-loadscope-reorder``) tests that share a costly
     fixture run on one worker: those reading the session's :func:`made_bench` together, every other e2e test with
-    its module (its module-scoped fixture: the two commits of test_slowdown, the kill matrix's runs). The
+    its module (its module-scoped fixture: the kill matrix's runs). An ``alone`` test must be e2e or slow. The
     groups of :data:`LONGEST_FIRST` come first, in its order; the order within a group stays the shuffled one."""
+    loose = [i.nodeid for i in items if i.get_closest_marker("alone") and not _marked(i, "e2e", "slow")]
+    if loose:
+        raise pytest.UsageError(f"@pytest.mark.alone without e2e or slow runs in the fast tier, beside others: {loose}")
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     for item in items:
         group = _group(item)
