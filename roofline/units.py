@@ -75,6 +75,16 @@ def si(value: float | None, unit: str, digits: int = 3, trim: bool = False) -> s
     return f"{sig(value, digits, trim)} {unit}"  # zero, or below a nano
 
 
+def size(n: float | None, missing: str = "?") -> str:
+    """Bytes in binary units: 3 * 2**20 → '3 MiB'; ``missing`` for None."""
+    if n is None:
+        return missing
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
 def table(rows: list[list[str]], right: set[int] = frozenset()) -> list[str]:
     """Rows of cells as aligned lines; columns in ``right`` are right-aligned."""
     if not rows:

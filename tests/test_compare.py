@@ -509,7 +509,7 @@ def test_the_report_and_compare_give_one_ridge_and_one_crossover_for_a_run():
     res = read_results(EXAMPLES)
     for name in res.machines:
         (s,), _ = summary.summarize(res, [name])
-        report = report_from_results(EXAMPLES, machine=name)
+        report = report_from_results(read_results(EXAMPLES), machine=name)
         if s.bandwidth_from == summary.FROM_MACHINE_FILE or report.roofs is None:
             continue  # the report has no machine-file fallback: nothing to hold against each other
         ridge = report.roofs.as_dict()["ridge_flop_per_byte"]["float32"]
@@ -529,7 +529,7 @@ def test_compare_reads_each_run_through_the_reports_one_reader(monkeypatch):
     summaries, _ = summary.summarize(read_results(EXAMPLES))
     assert read == [s.machine for s in summaries]
     for s in summaries:
-        report = report_from_results(EXAMPLES, machine=s.machine)
+        report = report_from_results(read_results(EXAMPLES), machine=s.machine)
         assert s.decode["DRAM"] == {(p.n, p.batch): p.gflops for p in report.decode}
         assert s.decode.get("cache-resident", {}) == {(p.n, p.batch): p.gflops for p in report.cache_resident}
         assert s.tokens == {m.batch: m.tokens_per_s for m in report.model_decode}

@@ -306,6 +306,7 @@ def test_the_report_sets_the_dram_roof_and_the_gemm_peaks_beside_their_referees(
     """From results that recorded the referees: DRAM's GB/s and the roof ÷ it, each FMA peak and the
     GEMM ÷ it, in the JSON and the text; results without them say nothing of one."""
     from roofline.report.from_results import report_from_results
+    from roofline.suite.results import read_results
 
     from . import asv_fixtures as fx
 
@@ -319,7 +320,7 @@ def test_the_report_sets_the_dram_roof_and_the_gemm_peaks_beside_their_referees(
     fx.write_machine(tmp_path, "box")
     values = {**fx.full_values(bw_ceiling=30.0, peak=300.0), bw: [500.0, 24.0], peak: [600.0, None]}
     fx.write_run(tmp_path, "box", "c" * 40, values, suite=suite)
-    rep = report_from_results(tmp_path)
+    rep = report_from_results(read_results(tmp_path))
     c = rep.as_dict()["ceilings"]
     assert c["referee_gbps"] == 24.0 and c["roof_over_referee"] == pytest.approx(c["bandwidth_roof_gbps"] / 24.0)
     assert c["peak_referee_gflops"] == {"float32": 600.0} and c["peak_over_referee"] == {"float32": 0.5}
@@ -336,6 +337,7 @@ def test_the_report_sets_the_dram_roof_and_the_gemm_peaks_beside_their_referees(
 
 def test_a_report_from_asv_results_holds_each_point_to_its_recorded_level(tmp_path):
     from roofline.report.from_results import report_from_results
+    from roofline.suite.results import read_results
 
     from . import asv_fixtures as fx
 
@@ -359,7 +361,7 @@ def test_a_report_from_asv_results_holds_each_point_to_its_recorded_level(tmp_pa
         "decode.DecodeCacheResident.track_gflops": [40.0, 200.0],
     }
     fx.write_run(tmp_path, "box", "c" * 40, values, suite=suite)
-    rep = report_from_results(tmp_path)
+    rep = report_from_results(read_results(tmp_path))
     j = rep.as_dict()
     assert [(r["level"], r["gbps"]) for r in j["roofs"]] == [("L1", 300.0), ("L2", 150.0), ("L3", 90.0), (DRAM, 25.0)]
     # bf16 from ComputePeak, fp32 and fp64 from GemmPeak (full_values: 300 and 150), measured once per run

@@ -308,6 +308,7 @@ def test_the_report_from_results_tables_the_model_and_says_which_batch_was_skipp
     from roofline.report.from_results import report_from_results
     from roofline.report.text import render_text
     from roofline.suite.names import MODEL_BOUND_TOKENS, MODEL_LEAN_TOKENS, MODEL_TOKENS
+    from roofline.suite.results import read_results
     from tests.asv_fixtures import SUITE, full_values, write_benchmarks, write_machine, write_run
 
     batches = [["1", "8", "64"]]
@@ -321,7 +322,7 @@ def test_the_report_from_results_tables_the_model_and_says_which_batch_was_skipp
     models = {MODEL_TOKENS: [5.0, 6.0, None], MODEL_LEAN_TOKENS: [4.0, 7.5, None]}
     models[MODEL_BOUND_TOKENS] = [8.0, 30.0, None]
     write_run(tmp_path, "box", "a" * 40, {**full_values(), **models}, suite=suite)
-    report = report_from_results(tmp_path)
+    report = report_from_results(read_results(tmp_path))
     rows = report.as_dict()["model_decode"]
     assert [r["batch"] for r in rows] == [1, 8, 64]
     assert rows[0]["fraction"] == pytest.approx(5.0 / 8.0) and rows[1]["lean_fraction"] == pytest.approx(7.5 / 30.0)
@@ -336,5 +337,5 @@ def test_the_report_from_results_tables_the_model_and_says_which_batch_was_skipp
     write_benchmarks(plain)
     write_machine(plain, "box")
     write_run(plain, "box", "a" * 40, full_values())
-    older = report_from_results(plain)
+    older = report_from_results(read_results(plain))
     assert older.model_decode == () and "models.ModelDecode" not in render_text(older)

@@ -99,7 +99,7 @@ def two_real_machines(tmp_path) -> Path:
 
 
 def cases(tmp_path):
-    example = report_from_results(EXAMPLES, EXAMPLE_MACHINE)
+    example = report_from_results(read_results(EXAMPLES), EXAMPLE_MACHINE)
     summaries, _ = summary.summarize(read_results(two_real_machines(tmp_path)))
     fixture, _ = summary.summarize(read_results(two_machines(tmp_path / "fixture")))
     return {
@@ -143,7 +143,7 @@ def test_every_roof_is_labelled_once_with_its_figure():
 def test_the_h100_is_drawn_only_when_asked_for_in_a_panel_of_its_own():
     import matplotlib.pyplot as plt
 
-    rep = report_from_results(EXAMPLES, EXAMPLE_MACHINE)
+    rep = report_from_results(read_results(EXAMPLES), EXAMPLE_MACHINE)
     plain, ref = draw_report([rep]), draw_report([rep], reference=lookup("h100"))
     try:
         assert len(plain.axes) == 1 and not any("H100" in t for t in labels(plain))
@@ -158,7 +158,7 @@ def test_the_h100_is_drawn_only_when_asked_for_in_a_panel_of_its_own():
 def test_ticks_read_as_numbers_with_units_on_both_log_axes():
     import matplotlib.pyplot as plt
 
-    fig = draw_report([report_from_results(EXAMPLES, EXAMPLE_MACHINE)])
+    fig = draw_report([report_from_results(read_results(EXAMPLES), EXAMPLE_MACHINE)])
     try:
         fig.canvas.draw()
         ax = fig.axes[0]

@@ -202,6 +202,7 @@ def test_a_twin_inside_the_spread_its_timings_measured_is_not_warned_of():
 
 def test_the_report_from_results_reads_each_points_time_twin(tmp_path):
     from roofline.report.from_results import report_from_results
+    from roofline.suite.results import read_results
 
     from . import asv_fixtures as fx
 
@@ -209,7 +210,7 @@ def test_the_report_from_results_reads_each_points_time_twin(tmp_path):
     fx.write_machine(tmp_path, "box")
     # n=256: 10 GFLOP/s at batch 1 is 13.1 µs a step; 50 GFLOP/s at batch 8 is 21.0 µs
     fx.write_run(tmp_path, "box", "c" * 40, fx.full_values(gflops=(10.0, 50.0), seconds=(13.5e-6, float("nan"))))
-    rep = report_from_results(tmp_path)
+    rep = report_from_results(read_results(tmp_path))
     (one, eight) = rep.decode
     assert one.twin_seconds == 13.5e-6 and one.twin_ratio == pytest.approx(13.5e-6 / (2 * 256 * 256 / 10e9))
     assert eight.twin_seconds is None and eight.twin_ratio is None  # skipped twin (NaN): no ratio, no warning
@@ -220,6 +221,7 @@ def test_the_report_from_results_reads_each_points_time_twin(tmp_path):
 
 def test_the_report_from_results_reads_the_spread_of_each_twin(tmp_path):
     from roofline.report.from_results import report_from_results
+    from roofline.suite.results import read_results
 
     from . import asv_fixtures as fx
 
@@ -228,7 +230,7 @@ def test_the_report_from_results_reads_the_spread_of_each_twin(tmp_path):
     # 8 samples of the batch-1 twin: asv's q_25 = 12 µs and q_75 = 15 µs about its 13.5 µs
     samples = [[11e-6, 11.5e-6, 12e-6, 13e-6, 14e-6, 14.5e-6, 15e-6, 16e-6], [21e-6]]
     fx.write_run(tmp_path, "box", "c" * 40, fx.full_values(seconds=(13.5e-6, 21e-6)), samples={TWIN: samples})
-    (one, eight) = report_from_results(tmp_path).decode
+    (one, eight) = report_from_results(read_results(tmp_path)).decode
     assert one.twin_spread == pytest.approx((15e-6 - 12e-6) / 13.5e-6)
     assert eight.twin_spread == 0.0
 

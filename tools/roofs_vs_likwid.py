@@ -18,6 +18,7 @@ import sys
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from roofline import units
 from roofline.host import cache_topology
 from roofline.measure import levels as levels_
 from roofline.measure import likwid
@@ -51,15 +52,6 @@ class Agreement:
 
     def as_dict(self) -> dict[str, object]:
         return {**asdict(self), "ratio": self.ratio}
-
-
-def _bytes(n: int | None) -> str:
-    if n is None:
-        return ""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n} B"
 
 
 def hierarchy_of(m: MachineRoofs) -> Hierarchy:
@@ -108,7 +100,7 @@ def table(h: Hierarchy, agreement: tuple[Agreement, ...]) -> list[str]:
         a = by_roof.get(r.level)
         ref = "| | | | |"
         if a:
-            ref = f"| {a.referee:.1f} | {a.referee_kernel} | {_bytes(a.referee_bytes)} | {a.ratio:.2f} |"
+            ref = f"| {a.referee:.1f} | {a.referee_kernel} | {units.size(a.referee_bytes, '')} | {a.ratio:.2f} |"
         lines.append(f"| {r.level} | {r.gbps:.1f} | GB/s {ref}")
     for c in h.compute:
         a = by_roof.get(c.dtype)

@@ -31,24 +31,23 @@ def positive_int(text: str) -> int:
     return value
 
 
-def positive_float(text: str) -> float:
+def _finite(text: str, lowest: float, closed: bool, what: str) -> float:
+    """A finite number above ``lowest`` (or equal to it, ``closed``); argparse's error saying ``what`` it must be."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive finite number")
+    if not math.isfinite(value) or value < lowest or (value == lowest and not closed):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
     return value
+
+
+def positive_float(text: str) -> float:
+    return _finite(text, 0.0, False, "a positive finite number")
 
 
 def non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number ≥ 0")
-    return value
+    return _finite(text, 0.0, True, "a finite number ≥ 0")
 
 
 def int_list(text: str) -> list[int]:

@@ -52,8 +52,9 @@ def _report_from_args(args: argparse.Namespace) -> Report:
 
     if args.results is not None:
         from ..report.from_results import report_from_results
+        from ..suite.results import read_results
 
-        return report_from_results(args.results, machine=args.machine)
+        return report_from_results(read_results(args.results), machine=args.machine)
     live = measure_live(
         sizes=args.n or params.sizes(),
         batches=args.batch or params.batches(),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 
 from ..errors import BadInput
 from ..model.catalogue import match_host
@@ -38,7 +37,7 @@ from ..suite.names import (
     REFERENCE_DRIFT,
 )
 from ..suite.notes import Note, reason_for
-from ..suite.results import Results, Run, read_results
+from ..suite.results import Results, Run
 from .cpu import EnginePoint, ModelPoint, Point, Report, Roofs, build_report
 
 
@@ -187,17 +186,16 @@ def conditions_from(run: Run, points: tuple[Point, ...], cores: object = None, l
 
 
 def report_from_results(
-    results: str | Path | Results,
+    res: Results,
     machine: str | None = None,
     commit: str | None = None,
     lost_during_run: float | None = None,
 ) -> Report:
-    """Build the report for one machine at one commit (default: its latest) from an asv results folder (or the
-    :class:`~roofline.suite.results.Results` it was read into).
+    """Build the report for one machine at one commit (default: its latest) from an asv results folder as read
+    (:func:`~roofline.suite.results.read_results`).
 
     ``lost_during_run``: see :func:`conditions_from`.
     """
-    res = results if isinstance(results, Results) else read_results(results)
     name = pick_machine(res, machine)
     m = res.machines[name]
     full = res.resolve_commit(commit, name) if commit else m.latest()

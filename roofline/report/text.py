@@ -38,15 +38,6 @@ def _fmt(value: object, spec: str, na: str = "n/a") -> str:
     return na if value is None else format(value, spec)
 
 
-def _size(n: float | None) -> str:
-    if n is None:
-        return "?"
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.0f} B"
-
-
 def render_roofs(h: Hierarchy) -> list[str]:
     """The memory roofs with their plateaus, and the compute roofs with their libraries (or why skipped)."""
     out = []
@@ -62,9 +53,9 @@ def render_roofs(h: Hierarchy) -> list[str]:
         for r in h.levels:
             line = f"    {r.level:<5} {r.gbps:8.1f}  {r.kernel}"
             if (p := r.plateau) is not None:
-                line += f"; plateau {_size(p.first_bytes)}–{_size(p.last_bytes)} ({p.points} sizes)"
-                line += f", ends at {_size(p.ends_bytes)}" if p.ends_bytes else ""
-                line += f"; the OS says {_size(p.capacity_bytes)}" if p.capacity_bytes else ""
+                line += f"; plateau {units.size(p.first_bytes)}–{units.size(p.last_bytes)} ({p.points} sizes)"
+                line += f", ends at {units.size(p.ends_bytes)}" if p.ends_bytes else ""
+                line += f"; the OS says {units.size(p.capacity_bytes)}" if p.capacity_bytes else ""
             if r.level in rw:
                 line += f"; read-write {rw[r.level]:.1f}"
             out.append(line)

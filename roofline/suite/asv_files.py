@@ -190,22 +190,23 @@ def _object(file: AsvFile) -> str | None:
     return None if isinstance(file.json, dict) else "not a JSON object"
 
 
-def _result_problem(file: AsvFile) -> str | None:
+def _version_problem(file: AsvFile, expected: int, what: str) -> str | None:
+    """Why ``file`` is not a JSON object of asv's format ``expected`` (``what``: how to say the version), or None."""
     if not isinstance(file.json, dict):
         return "not a JSON object"
     version = file.json.get("version")
-    if version != RESULT_API_VERSION:
-        return f"asv result format version {version!r}, expected {RESULT_API_VERSION} (`asv update`)"
-    return None if file.commit else "no commit_hash"
+    return None if version == expected else f"{what} {version!r}, expected {expected}"
+
+
+def _result_problem(file: AsvFile) -> str | None:
+    problem = _version_problem(file, RESULT_API_VERSION, "asv result format version")
+    if problem is not None and problem.startswith("asv result"):
+        return f"{problem} (`asv update`)"
+    return problem or (None if file.commit else "no commit_hash")
 
 
 def _benchmarks_problem(file: AsvFile) -> str | None:
-    if not isinstance(file.json, dict):
-        return "not a JSON object"
-    version = file.json.get("version")
-    if version != BENCHMARKS_API_VERSION:
-        return f"format version {version!r}, expected {BENCHMARKS_API_VERSION}"
-    return None
+    return _version_problem(file, BENCHMARKS_API_VERSION, "format version")
 
 
 @dataclass
