@@ -39,7 +39,7 @@ def _decode(capsys, *args: str) -> dict:
 def test_the_gallery_holds_two_machines_of_the_current_suite():
     assert len(CURRENT) >= 2 and EXAMPLE_MACHINE in CURRENT
     for name in CURRENT:
-        roofs = gallery_roofs(name, EXAMPLES)
+        roofs = gallery_roofs(name, read_results(EXAMPLES))
         assert roofs.measured and roofs.gemv_fraction and "bf16" in roofs.hardware.peak_flops
 
 

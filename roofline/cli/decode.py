@@ -187,10 +187,14 @@ def run_decode(args: argparse.Namespace) -> int:
     if args.measure:
         return _run_measured_decode(args, base, model, flags)
     from ..suite.live import is_local, local_hardware
+    from ..suite.results import read_gallery
 
     check_inputs(model, **flags)  # before measuring the local machine
     measured: list[str] = []
-    roofs = Roofs(local_hardware(measured)) if is_local(args.hardware) else resolve_roofs(args.hardware, args.results)
+    if is_local(args.hardware):
+        roofs = Roofs(local_hardware(measured))
+    else:
+        roofs = resolve_roofs(args.hardware, read_gallery(args.results))
     check_roofs(roofs, str(flags["dtype"]), args.compute_dtype)
     setup = DecodeSetup(model, roofs.hardware, compute_dtype=args.compute_dtype, **flags)
     check_fits(setup, roofs)

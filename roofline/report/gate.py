@@ -24,7 +24,7 @@ from types import ModuleType
 from ..errors import BadInput
 from ..suite.names import MACHINE_FIGURES
 from ..suite.results import Benchmark, EnvRun, MachineResults, Results, Run
-from ..suite.revisions import rev_parse
+from ..suite.revisions import resolve_revision
 from ..units import NA, better, si, sig, table
 from .summary import select_machines
 
@@ -326,34 +326,6 @@ def _compare_machine(
     return Sides(m.name, ea.env, eb.env, ea.file, eb.file, moved, note), changes
 
 
-def resolve(results: Results, rev: str, repo: Path | None = None) -> str:
-    """The full hash of ``rev`` among the results: a hash prefix they hold, else what ``git rev-parse`` names
-    in ``repo`` (the current folder: the project's repository). BadInput naming it where neither holds."""
-    text = (rev or "").strip()
-    hexlike = bool(text) and all(c in "0123456789abcdef" for c in text.lower())
-    problem = None
-    if hexlike:
-        try:
-            return results.resolve_commit(text)
-        except BadInput as exc:
-            problem = exc
-    full = rev_parse(text, repo)
-    if full is None:
-        if problem is not None:
-            raise problem
-        where = Path(repo or ".").resolve()
-        raise BadInput(f"commit {rev!r} is neither a hash in the results nor a revision git knows in {where}")
-    try:
-        return results.resolve_commit(full)
-    except BadInput:
-        known = sorted({c for m in results.machines.values() for c in m.runs})
-        sample = ", ".join(c[:8] for c in known[:6]) or "none"
-        raise BadInput(
-            f"commit {rev!r} ({full[:8]}) has no results in {results.path} (known: {sample}); "
-            "roofline regress BEFORE AFTER measures both"
-        ) from None
-
-
 def compare_commits(
     results: Results,
     before: str,
@@ -365,7 +337,8 @@ def compare_commits(
     preferred: dict[str, str] | None = None,
     names: set[str] | None = None,
 ) -> CommitComparison:
-    """Every benchmark value of ``before`` against ``after`` (revisions, :func:`resolve`) on each chosen machine.
+    """Every benchmark value of ``before`` against ``after`` on each chosen machine; revisions as
+    :func:`~roofline.suite.revisions.resolve_revision` reads them.
 
     ``envs``: one environment name (or prefix) for both sides, or two (before, after); without them, where a
     commit has results from several environments, the first of ``preferred`` ({name: what runs there}) both
@@ -379,7 +352,7 @@ def compare_commits(
     warnings: list[str] = []
     chosen = select_machines(results, machines, warnings)
     pool = Results(path=results.path, benchmarks=results.benchmarks, machines={m.name: m for m in chosen})
-    a, b = resolve(pool, before, repo), resolve(pool, after, repo)
+    a, b = resolve_revision(pool, before, repo), resolve_revision(pool, after, repo)
     if a == b:
         raise BadInput(f"before and after are the same commit ({a[:8]})")
     changes: list[Change] = []

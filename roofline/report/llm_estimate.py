@@ -14,7 +14,7 @@ from ..model.hardware import Hardware
 from ..model.llm import natural_compute
 from ..model.llm_estimate import BOUND_SLACK, DecodeEstimate, DecodeSetup, estimate, require_fits, size_text
 from ..outcome import Skipped
-from ..suite.results import GALLERY, read_results
+from ..suite.results import Results
 from ..units import sig
 
 if TYPE_CHECKING:
@@ -39,39 +39,28 @@ class Roofs:
     measured: bool = False
 
 
-def resolve_roofs(name: str, results: Path | None = None) -> Roofs:
-    """A machine of the gallery (``results``, default :data:`~roofline.suite.results.GALLERY`): its recorded run's roofs
+def resolve_roofs(name: str, gallery: Results | None) -> Roofs:
+    """A machine of the ``gallery`` (:func:`~roofline.suite.results.read_gallery`): its recorded run's roofs
     (:func:`machine_roofs`); else the catalogue. BadInput naming both lists when the name is in neither.
     ``local`` (this machine measured now, :func:`roofline.suite.live.local_hardware`) is the command's to measure."""
     from ..model.catalogue import lookup
 
-    gallery = _gallery_machines(results)
-    if name in gallery[1]:
-        return gallery_roofs(name, gallery[0])
+    if gallery is not None and name in gallery.machines:
+        return gallery_roofs(name, gallery)
     try:
         return Roofs(lookup(name))
     except BadInput as exc:
-        folder, machines = gallery
-        also = f"; nor is it a machine of {folder} ({', '.join(machines)})" if machines else ""
+        machines = sorted(gallery.machines) if gallery is not None else []
+        also = f"; nor is it a machine of {gallery.path} ({', '.join(machines)})" if machines else ""
         raise BadInput(f"{exc}{also}") from None
 
 
-def _gallery_machines(results: Path | None) -> tuple[Path, list[str]]:
-    """The gallery folder and its machines' names (none where the default gallery is not here)."""
-    folder = GALLERY if results is None else Path(results)
-    if results is not None and not folder.is_dir():
-        raise BadInput(f"--results {folder}: no such results folder")
-    if not folder.is_dir():
-        return folder, []
-    return folder, sorted(p.name for p in folder.iterdir() if (p / "machine.json").is_file())
-
-
-def gallery_roofs(name: str, results: Path) -> Roofs:
-    """Machine ``name`` of the asv results folder ``results``, at its latest run, as :func:`machine_roofs`."""
+def gallery_roofs(name: str, gallery: Results) -> Roofs:
+    """Machine ``name`` of an asv results folder as read, at its latest run, as :func:`machine_roofs`."""
     from .summary import summarize
 
-    summaries, _ = summarize(read_results(results), [name])
-    return machine_roofs(summaries[0], results)
+    summaries, _ = summarize(gallery, [name])
+    return machine_roofs(summaries[0], gallery.path)
 
 
 def _date(summary: MachineSummary) -> str:

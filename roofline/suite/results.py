@@ -461,6 +461,17 @@ def read_results(path: str | Path) -> Results:
     return results_of(asv_files.load(path))
 
 
+def read_gallery(results: Path | None) -> Results | None:
+    """The folder ``decode --hardware NAME`` finds recorded machines in: ``results`` (BadInput when it is no folder),
+    else :data:`GALLERY` where a checkout has it; None when the folder holds no machine."""
+    folder = GALLERY if results is None else Path(results)
+    if results is not None and not folder.is_dir():
+        raise BadInput(f"--results {folder}: no such results folder")
+    if not folder.is_dir() or not any((p / asv_files.MACHINE_FILE).is_file() for p in folder.iterdir()):
+        return None
+    return read_results(folder)
+
+
 # ---- several folders as one, across benchmark versions -------------------------------------------
 
 

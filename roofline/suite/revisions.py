@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..errors import BadInput
+from .results import Results
 
 
 def rev_parse(rev: str, repo: Path | None = None) -> str | None:
@@ -62,3 +63,31 @@ def env_names(python: str | None = None) -> dict[str, str]:
         virtualenv: f"make bench and roofline regress run in (asv's virtualenv, Python {version})",
         existing: "asv run --python=same runs in (this interpreter)",
     }
+
+
+def resolve_revision(results: Results, rev: str, repo: Path | None = None) -> str:
+    """The full hash of ``rev`` among the results: a hash prefix they hold, else what ``git rev-parse`` names
+    in ``repo`` (the current folder: the project's repository). BadInput naming it where neither holds."""
+    text = (rev or "").strip()
+    hexlike = bool(text) and all(c in "0123456789abcdef" for c in text.lower())
+    problem = None
+    if hexlike:
+        try:
+            return results.resolve_commit(text)
+        except BadInput as exc:
+            problem = exc
+    full = rev_parse(text, repo)
+    if full is None:
+        if problem is not None:
+            raise problem
+        where = Path(repo or ".").resolve()
+        raise BadInput(f"commit {rev!r} is neither a hash in the results nor a revision git knows in {where}")
+    try:
+        return results.resolve_commit(full)
+    except BadInput:
+        known = sorted({c for m in results.machines.values() for c in m.runs})
+        sample = ", ".join(c[:8] for c in known[:6]) or "none"
+        raise BadInput(
+            f"commit {rev!r} ({full[:8]}) has no results in {results.path} (known: {sample}); "
+            "roofline regress BEFORE AFTER measures both"
+        ) from None
