@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -64,14 +63,3 @@ def atomic_write(path: Path, data: str | bytes, exclusive: bool = False) -> None
             tmp.write_text(data, encoding="utf-8")
         else:
             tmp.write_bytes(data)
-
-
-def read_json_object(path: Path, undone: str) -> dict:
-    """``path``'s JSON object; BadInput in one line naming it and what was not done (``undone``) otherwise."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BadInput(f"{path} cannot be read as JSON ({exc}); fix or move it: nothing was {undone}") from None
-    if not isinstance(data, dict):
-        raise BadInput(f"{path} is not a JSON object; fix or move it: nothing was {undone}")
-    return data

@@ -436,8 +436,3 @@ def format_table(cmp: Comparison) -> str:
     lines = table(out, right=set(range(2, len(header))))
     lines.insert(1, "-" * max(map(len, lines)))
     return "\n".join(lines + legend(cmp))
-
-
-def format_summaries(summaries: list[MachineSummary]) -> str:
-    """The table of ``summaries`` without a baseline or prices (as :func:`format_table`)."""
-    return format_table(build_comparison(summaries, []))

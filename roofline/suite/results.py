@@ -481,12 +481,6 @@ def meaning(benchmark: str, version: str | None) -> str | None:
     return RETIRED_MEANINGS.get(benchmark, {}).get(version[:16]) if version else None
 
 
-def same_quantity(a: Benchmark, b: Benchmark) -> bool:
-    """Two definitions of one benchmark record the same quantity: one unit, one list of parameter names
-    (their values may differ), versions that mean the same thing."""
-    return (a.unit, a.param_names, meaning(a.name, a.version)) == (b.unit, b.param_names, meaning(b.name, b.version))
-
-
 def _join_runs(first: Run, other: Run, where: str) -> Run:
     """One commit of one machine found in two folders: one run, or BadInput where a value differs.
 

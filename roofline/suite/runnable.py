@@ -124,11 +124,3 @@ def summary(left_out: Sequence[LeftOut]) -> list[str]:
     for item in left_out:
         by_reason.setdefault(item.why, []).append(item.what)
     return [f"not run: {', '.join(names)}: {why}; asv starts no process for it" for why, names in by_reason.items()]
-
-
-def missing_here(names: Sequence[str]) -> set[str]:
-    """The modules of ``names`` this interpreter cannot find (``roofline bench --python-same``: the benchmarks'
-    environment is this one)."""
-    import importlib.util
-
-    return {n for n in names if importlib.util.find_spec(n) is None}
