@@ -187,7 +187,7 @@ def _run(
     stage: list[str],
     allow_busy: bool = False,
     requirements: Sequence[Path] | Path | None = None,
-    gallery: Path = Path("examples/results"),
+    gallery: Path = GALLERY,
     before: MachineFolder | None = None,
 ) -> tuple[int, publish.Read]:
     """asv run, asv publish, the report and the pages: (the exit status, the results folder as asv left it, read

@@ -43,17 +43,23 @@ def crossover_batch(hw: Hardware, bytes_per_param: float = 2, dtype: str = "bf16
     return ridge_point(hw, dtype) * positive("bytes_per_param", bytes_per_param) / 2
 
 
+def _measured(peak: float | None, bandwidth: float | None) -> Hardware | None:
+    """Measured roofs (FLOP/s, B/s) as the Hardware the formulas above take; None without both."""
+    return Hardware("measured", {"measured": peak}, bandwidth) if peak and bandwidth else None
+
+
 def measured_ridge(peak: float | None, bandwidth: float | None) -> float | None:
-    """The ridge point of measured roofs, FLOP/byte: peak ÷ bandwidth (FLOP/s, B/s); None without both."""
-    return peak / bandwidth if peak and bandwidth else None
+    """:func:`ridge_point` of measured roofs, FLOP/byte; None without both."""
+    hw = _measured(peak, bandwidth)
+    return None if hw is None else ridge_point(hw, "measured")
 
 
 def predicted_crossover(peak: float | None, bandwidth: float | None, bytes_per_param: float) -> float | None:
     """The crossover batch measured roofs predict: :func:`measured_ridge` · bytes_per_param / 2; None without
     both. A run's own GEMM peak and STREAM roof give it, no referee: the figure asv records
     (``track_predicted_crossover_batch``), the report prints and ``roofline compare`` tables."""
-    ridge = measured_ridge(peak, bandwidth)
-    return None if ridge is None else ridge * positive("bytes_per_param", bytes_per_param) / 2
+    hw = _measured(peak, bandwidth)
+    return None if hw is None else crossover_batch(hw, bytes_per_param, "measured")
 
 
 def attainable(hw: Hardware, intensity: float, dtype: str = "bf16") -> float:
